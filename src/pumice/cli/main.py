@@ -1,0 +1,49 @@
+"""Entry point of the ``pumice`` command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from pumice.cli import schedule as schedule_cmd
+
+app = typer.Typer(
+    name="pumice",
+    help="A Volcano-compatible batch scheduler: the same policy code live and offline.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def main() -> None:
+    """pumice: Volcano's scheduling, embedded."""
+
+
+@app.command()
+def schedule(
+    file: Annotated[list[Path], typer.Option("--file", "-f", help="Manifest(s): Nodes, Pods, PodGroups, Queues, ...")],
+    config: Annotated[Path | None, typer.Option("--config", help="volcano-scheduler.conf (default: Volcano's)")] = None,
+    output: Annotated[str, typer.Option("--output", "-o", help="json or table")] = "table",
+    show_scores: Annotated[
+        bool, typer.Option("--node-scores", help="Also score every pending task on every node")
+    ] = False,
+) -> None:
+    """Run exactly one scheduling session on the objects in FILE and print its decisions."""
+    console = Console()
+    try:
+        text = schedule_cmd.run(file, config, output, show_scores, console)
+    except schedule_cmd.UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    if text is not None:
+        sys.stdout.write(text + "\n")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

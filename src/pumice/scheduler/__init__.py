@@ -1,0 +1,70 @@
+"""Volcano's scheduling framework: one session = snapshot, actions in order, close.
+
+``run_session`` is the whole cycle for callers that hold wire-format objects: the one-shot
+``pumice schedule``, the embedded control plane's loop and the simulator all go through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pumice.scheduler import actions as _actions  # noqa: F401  (registers actions)
+from pumice.scheduler import plugins as _plugins  # noqa: F401  (registers plugins)
+from pumice.scheduler.cache import ClusterState, build_cluster_state
+from pumice.scheduler.conf import ConfError, SchedulerConf, default_conf, parse_conf
+from pumice.scheduler.framework.plugin import ACTIONS, PLUGINS
+from pumice.scheduler.framework.session import Session
+from pumice.scheduler.model import TaskStatus
+from pumice.scheduler.outcome import SessionOutcome, summarize
+
+__all__ = [
+    "ACTIONS",
+    "PLUGINS",
+    "ClusterState",
+    "ConfError",
+    "SchedulerConf",
+    "Session",
+    "SessionOutcome",
+    "build_cluster_state",
+    "default_conf",
+    "load_conf",
+    "node_scores",
+    "run_session",
+]
+
+
+def load_conf(text: str, source: str = "scheduler configuration") -> SchedulerConf:
+    return parse_conf(text, source=source, known_actions=set(ACTIONS))
+
+
+def open_session(state: ClusterState, conf: SchedulerConf) -> Session:
+    ssn = Session(state, conf)
+    ssn.open()
+    return ssn
+
+
+def run_session(objects: Iterable[dict[str, Any]] | ClusterState, conf: SchedulerConf | None = None) -> SessionOutcome:
+    """Run exactly one scheduling session and say what it decided."""
+    conf = conf or default_conf()
+    state = objects if isinstance(objects, ClusterState) else build_cluster_state(objects)
+    ssn = open_session(state, conf)
+    for name in conf.actions:
+        ACTIONS[name]().execute(ssn)
+    ssn.close()
+    return summarize(ssn)
+
+
+def node_scores(objects: Iterable[dict[str, Any]], conf: SchedulerConf | None = None) -> dict[str, dict[str, float]]:
+    """Open a session and score every pending task on every node; no action runs."""
+    conf = conf or default_conf()
+    ssn = open_session(build_cluster_state(objects), conf)
+    out: dict[str, dict[str, float]] = {}
+    for job in sorted(ssn.jobs.values(), key=lambda j: j.uid):
+        for task in sorted(job.tasks.values(), key=lambda t: t.key):
+            if task.status != TaskStatus.PENDING:
+                continue
+            scores = ssn.placer.node_scores(task)
+            out[task.key] = {name: float(s) for name, s in zip(ssn.nodes.names, scores, strict=True)}
+    ssn.close()
+    return out

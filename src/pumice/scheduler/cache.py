@@ -1,0 +1,296 @@
+"""From API objects (wire-format dicts) to the session's view of the cluster.
+
+The scheduler reads dicts, never YAML files: every store (memory, SQLite, a real API server)
+hands out the same wire format, so the same code serves them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, TaskInfo, TaskStatus
+from pumice.scheduler.resources import CPU, DEFAULT_MEMORY, DEFAULT_MILLI_CPU, MEMORY, ResourceSpace
+
+GROUP_NAME_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
+TASK_SPEC_KEY = "volcano.sh/task-spec"
+TASK_PRIORITY_ANNOTATION = "volcano.sh/task-priority"
+PREEMPTABLE_KEY = "volcano.sh/preemptable"
+DEFAULT_SCHEDULER_NAME = "volcano"
+DEFAULT_TASK_PRIORITY = 1
+
+
+@dataclass
+class ClusterState:
+    """Everything one session starts from."""
+
+    space: ResourceSpace
+    nodes: NodeTable
+    jobs: dict[str, JobInfo]
+    queues: dict[str, QueueInfo]
+    priority_classes: dict[str, int]
+    hypernodes: list[dict[str, Any]] = field(default_factory=list)
+    #: Pods of the scheduler that have no PodGroup (left out, as Volcano does), for explanations.
+    orphan_pods: list[str] = field(default_factory=list)
+
+
+def parse_time(value: Any) -> float:
+    if not value:
+        return 0.0
+    if isinstance(value, datetime):
+        return value.timestamp()
+    text = str(value)
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _is_ready(node: dict[str, Any]) -> bool:
+    for cond in (node.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return cond.get("status") == "True"
+    return True  # nodes that report no condition (fixtures, simulated nodes) count as ready
+
+
+def task_status(pod: dict[str, Any]) -> TaskStatus:
+    """Volcano's ``getTaskStatus``."""
+    phase = (pod.get("status") or {}).get("phase") or "Pending"
+    deleting = bool(_meta(pod).get("deletionTimestamp"))
+    if phase == "Running":
+        return TaskStatus.RELEASING if deleting else TaskStatus.RUNNING
+    if phase == "Pending":
+        if deleting:
+            return TaskStatus.RELEASING
+        return TaskStatus.BOUND if (pod.get("spec") or {}).get("nodeName") else TaskStatus.PENDING
+    if phase == "Succeeded":
+        return TaskStatus.SUCCEEDED
+    if phase == "Failed":
+        return TaskStatus.FAILED
+    return TaskStatus.UNKNOWN
+
+
+def _container_requests(containers: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    return [((c.get("resources") or {}).get("requests") or {}) for c in containers or []]
+
+
+def pod_resource_names(pod: dict[str, Any]) -> set[str]:
+    spec = pod.get("spec") or {}
+    names: set[str] = set()
+    for req in _container_requests(spec.get("containers")) + _container_requests(spec.get("initContainers")):
+        names.update(req)
+    names.update(spec.get("overhead") or {})
+    return names
+
+
+def pod_requests(space: ResourceSpace, pod: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
+    """(Resreq, InitResreq, non-zero cpu/memory) of a pod, as Volcano and kube-scheduler count them."""
+    spec = pod.get("spec") or {}
+    resreq = space.zeros()
+    nz_cpu = nz_mem = 0.0
+    for req in _container_requests(spec.get("containers")):
+        vec = space.vector(req)
+        resreq += vec
+        nz_cpu += vec[0] if CPU in req else DEFAULT_MILLI_CPU
+        nz_mem += vec[1] if MEMORY in req else DEFAULT_MEMORY
+    init = resreq.copy()
+    for req in _container_requests(spec.get("initContainers")):
+        init = np.maximum(init, space.vector(req))
+    overhead = spec.get("overhead")
+    if overhead:
+        ov = space.vector(overhead)
+        resreq += ov
+        init += ov
+        nz_cpu += ov[0]
+        nz_mem += ov[1]
+    return resreq, init, (float(nz_cpu), float(nz_mem))
+
+
+def _pod_index(name: str) -> int | None:
+    """Volcano's ``GetPodIndexUnderTask``: the last dash-separated part of ``<job>-<task>-<i>``."""
+    parts = name.split("-")
+    if len(parts) < 3:
+        return None
+    try:
+        return int(parts[-1])
+    except ValueError:
+        return None
+
+
+def _flag(meta: dict[str, Any], key: str, default: bool) -> bool:
+    for source in (meta.get("annotations") or {}, meta.get("labels") or {}):
+        if key in source:
+            return str(source[key]).lower() == "true"
+    return default
+
+
+def shape_key(pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> tuple:
+    """Replicas of one task share this key: their static feasibility and scores are equal."""
+    spec = pod.get("spec") or {}
+    labels = _meta(pod).get("labels") or {}
+    return (
+        _meta(pod).get("namespace") or "default",
+        resreq.tobytes(),
+        init.tobytes(),
+        repr(spec.get("nodeSelector")),
+        repr(spec.get("affinity")),
+        repr(spec.get("tolerations")),
+        repr(spec.get("topologySpreadConstraints")),
+        repr(sorted(labels.items())) if (spec.get("affinity") or {}) else "",
+        repr([c.get("ports") for c in spec.get("containers") or [] if c.get("ports")]),
+    )
+
+
+def build_cluster_state(
+    objects: Iterable[dict[str, Any]], scheduler_names: Iterable[str] = ("volcano",)
+) -> ClusterState:
+    """Group wire-format objects into the session's starting state (Volcano's cache snapshot)."""
+    scheduler_set = set(scheduler_names)
+    nodes: list[dict[str, Any]] = []
+    pods: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = []
+    queue_objs: list[dict[str, Any]] = []
+    hypernodes: list[dict[str, Any]] = []
+    priority_classes: dict[str, int] = {}
+    default_priority = 0
+    for obj in objects:
+        kind = obj.get("kind")
+        if kind == "Node":
+            if _is_ready(obj):
+                nodes.append(obj)
+        elif kind == "Pod":
+            pods.append(obj)
+        elif kind == "PodGroup":
+            groups.append(obj)
+        elif kind == "Queue":
+            queue_objs.append(obj)
+        elif kind == "HyperNode":
+            hypernodes.append(obj)
+        elif kind == "PriorityClass":
+            value = int(obj.get("value") or 0)
+            priority_classes[_meta(obj).get("name", "")] = value
+            if obj.get("globalDefault"):
+                default_priority = value
+
+    names: set[str] = set()
+    for nd in nodes:
+        names.update(((nd.get("status") or {}).get("allocatable") or {}).keys())
+    for pod in pods:
+        names.update(pod_resource_names(pod))
+    space = ResourceSpace(names)
+    table = NodeTable(space, nodes)
+
+    queues: dict[str, QueueInfo] = {}
+    for q in queue_objs:
+        meta = _meta(q)
+        spec = q.get("spec") or {}
+        name = meta.get("name", "")
+        reclaimable = spec.get("reclaimable")
+        queues[name] = QueueInfo(
+            uid=name,
+            name=name,
+            weight=int(spec.get("weight") if spec.get("weight") is not None else 1),
+            priority=int(spec.get("priority") or 0),
+            parent=spec.get("parent") or "",
+            state=(q.get("status") or {}).get("state") or "Open",
+            reclaimable=True if reclaimable is None else bool(reclaimable),
+            capability=spec.get("capability"),
+            guarantee=(spec.get("guarantee") or {}).get("resource"),
+            deserved=spec.get("deserved"),
+            creation=parse_time(meta.get("creationTimestamp")),
+            queue=q,
+        )
+
+    jobs: dict[str, JobInfo] = {}
+    for pg in groups:
+        meta = _meta(pg)
+        spec = pg.get("spec") or {}
+        ns = meta.get("namespace") or "default"
+        uid = f"{ns}/{meta.get('name', '')}"
+        pc = spec.get("priorityClassName")
+        priority = priority_classes.get(pc, default_priority) if pc else default_priority
+        min_res = spec.get("minResources")
+        jobs[uid] = JobInfo(
+            uid=uid,
+            namespace=ns,
+            name=meta.get("name", ""),
+            queue=spec.get("queue") or "default",
+            priority=priority,
+            min_available=int(spec.get("minMember") or 0),
+            min_task_member={k: int(v) for k, v in (spec.get("minTaskMember") or {}).items()},
+            creation=parse_time(meta.get("creationTimestamp")),
+            pod_group=pg,
+            phase=(pg.get("status") or {}).get("phase") or "Pending",
+            min_resources=space.vector(min_res) if min_res is not None else None,
+            preemptable=_flag(meta, "volcano.sh/preemptable", False),
+            resources=space,
+            network_topology=spec.get("networkTopology"),
+        )
+
+    orphans: list[str] = []
+    for pod in pods:
+        meta = _meta(pod)
+        spec = pod.get("spec") or {}
+        ns = meta.get("namespace") or "default"
+        name = meta.get("name", "")
+        status = task_status(pod)
+        resreq, init, nonzero = pod_requests(space, pod)
+        ann = meta.get("annotations") or {}
+        labels = meta.get("labels") or {}
+        priority = spec.get("priority")
+        if priority is None:
+            pc = spec.get("priorityClassName")
+            priority = priority_classes.get(pc, DEFAULT_TASK_PRIORITY)
+        if TASK_PRIORITY_ANNOTATION in ann:
+            with contextlib.suppress(ValueError):
+                priority = int(ann[TASK_PRIORITY_ANNOTATION])
+        group = next((ann[k] for k in GROUP_NAME_ANNOTATIONS if ann.get(k)), "")
+        job = jobs.get(f"{ns}/{group}") if group else None
+        ours = (spec.get("schedulerName") or "default-scheduler") in scheduler_set
+        task = TaskInfo(
+            uid=meta.get("uid") or f"{ns}-{name}",
+            namespace=ns,
+            name=name,
+            job=job if ours else None,
+            status=status,
+            resreq=resreq,
+            init_resreq=init,
+            nonzero=nonzero,
+            priority=int(priority),
+            preemptable=_flag(meta, PREEMPTABLE_KEY, True),
+            role=ann.get(TASK_SPEC_KEY) or labels.get(TASK_SPEC_KEY) or "",
+            index=_pod_index(name),
+            creation=parse_time(meta.get("creationTimestamp")),
+            pod=pod,
+            shape=shape_key(pod, resreq, init),
+            preemption_never=spec.get("preemptionPolicy") == "Never",
+            nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
+        )
+        node_name = spec.get("nodeName") or ""
+        if node_name and not status & (TaskStatus.SUCCEEDED | TaskStatus.FAILED):
+            j = table.index.get(node_name)
+            if j is not None:
+                task.node = j
+                task.node_name = node_name
+                table.add_task(j, task)
+        elif node_name:
+            task.node_name = node_name
+        if task.job is not None:
+            task.job.add_task(task)
+        elif ours and status == TaskStatus.PENDING:
+            orphans.append(f"{ns}/{name}")
+    table.changes.clear()
+    # Volcano's snapshot skips jobs whose queue does not exist.
+    jobs = {k: j for k, j in jobs.items() if j.queue in queues}
+    return ClusterState(space, table, jobs, queues, priority_classes, hypernodes, orphans)

@@ -1,0 +1,179 @@
+"""``volcano-scheduler.conf``: actions, tiers of plugins with their ``enable*`` flags, arguments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+#: The per-plugin switches, literally as Volcano spells them (``enable``/``enabled`` mixed).
+PLUGIN_FLAGS: tuple[str, ...] = (
+    "enableJobOrder",
+    "enableHierarchy",
+    "enableJobReady",
+    "enableJobPipelined",
+    "enableTaskOrder",
+    "enablePreemptable",
+    "enableReclaimable",
+    "enablePreemptive",
+    "enableQueueOrder",
+    "enabledClusterOrder",
+    "enablePredicate",
+    "enableBestNode",
+    "enableNodeOrder",
+    "enableTargetJob",
+    "enableReservedNodes",
+    "enableJobEnqueued",
+    "enabledVictim",
+    "enableJobStarving",
+    "enabledOverused",
+    "enabledAllocatable",
+    "enabledHyperNodeOrder",
+    "enabledSubJobReady",
+    "enabledSubJobPipelined",
+    "enabledSubJobOrder",
+    "enabledHyperNodeGradient",
+)
+
+#: Flags that Volcano does not default to true (``ApplyPluginConfDefaults`` leaves them nil/false).
+_FLAGS_DEFAULT_FALSE = frozenset({"enableHierarchy"})
+
+#: The configuration Volcano ships (Helm chart ``volcano-scheduler.conf``).
+DEFAULT_CONF = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+"""
+
+
+class ConfError(ValueError):
+    """A scheduler configuration that Volcano would refuse."""
+
+
+@dataclass
+class PluginOption:
+    name: str
+    flags: dict[str, bool]
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def enabled(self, flag: str) -> bool:
+        return self.flags.get(flag, True)
+
+
+@dataclass
+class Tier:
+    plugins: list[PluginOption]
+
+
+@dataclass
+class SchedulerConf:
+    actions: list[str]
+    tiers: list[Tier]
+    #: Per-action arguments (``configurations: [{name: preempt, arguments: {...}}]``).
+    configurations: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def plugin(self, name: str) -> PluginOption | None:
+        for tier in self.tiers:
+            for p in tier.plugins:
+                if p.name == name:
+                    return p
+        return None
+
+    def action_arguments(self, action: str) -> dict[str, Any]:
+        return self.configurations.get(action, {})
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "actions": ", ".join(self.actions),
+            "tiers": [
+                {"plugins": [{"name": p.name, **p.flags, **({"arguments": p.arguments} if p.arguments else {})}
+                             for p in t.plugins]}
+                for t in self.tiers
+            ],
+        }
+        if self.configurations:
+            out["configurations"] = [{"name": k, "arguments": v} for k, v in self.configurations.items()]
+        return out
+
+
+def parse_conf(text: str, *, source: str = "scheduler configuration", known_actions: set[str] | None = None,
+               known_plugins: set[str] | None = None) -> SchedulerConf:
+    """Parse and default a configuration; unknown actions are an error, as in Volcano."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise ConfError(f"{source}: invalid YAML{where}: {getattr(err, 'problem', err)}") from None
+    if not isinstance(data, dict):
+        raise ConfError(f"{source}: expected a mapping with 'actions' and 'tiers'")
+    raw_actions = data.get("actions", "")
+    if isinstance(raw_actions, list):
+        raw_actions = ",".join(str(a) for a in raw_actions)
+    if not isinstance(raw_actions, str):
+        raise ConfError(f"{source}: actions: expected a comma-separated string")
+    actions = [a.strip() for a in raw_actions.split(",") if a.strip()]
+    if known_actions is not None:
+        for a in actions:
+            if a not in known_actions:
+                raise ConfError(f"{source}: actions: unknown action {a!r} (known: {', '.join(sorted(known_actions))})")
+    tiers: list[Tier] = []
+    raw_tiers = data.get("tiers") or []
+    if not isinstance(raw_tiers, list):
+        raise ConfError(f"{source}: tiers: expected a list")
+    for ti, raw_tier in enumerate(raw_tiers):
+        if not isinstance(raw_tier, dict) or not isinstance(raw_tier.get("plugins") or [], list):
+            raise ConfError(f"{source}: tiers[{ti}]: expected a mapping with a 'plugins' list")
+        plugins = []
+        for pi, raw in enumerate(raw_tier.get("plugins") or []):
+            where = f"{source}: tiers[{ti}].plugins[{pi}]"
+            if not isinstance(raw, dict) or not raw.get("name"):
+                raise ConfError(f"{where}: expected a mapping with a 'name'")
+            name = str(raw["name"])
+            if known_plugins is not None and name not in known_plugins:
+                raise ConfError(f"{where}.name: unknown plugin {name!r}")
+            flags: dict[str, bool] = {}
+            for flag in PLUGIN_FLAGS:
+                value = raw.get(flag)
+                if value is None:
+                    flags[flag] = flag not in _FLAGS_DEFAULT_FALSE
+                elif isinstance(value, bool):
+                    flags[flag] = value
+                else:
+                    raise ConfError(f"{where}.{flag}: expected true or false, got {value!r}")
+            unknown = set(raw) - set(PLUGIN_FLAGS) - {"name", "arguments"}
+            if unknown:
+                raise ConfError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+            args = raw.get("arguments") or {}
+            if not isinstance(args, dict):
+                raise ConfError(f"{where}.arguments: expected a mapping")
+            plugins.append(PluginOption(name, flags, dict(args)))
+        tiers.append(Tier(plugins))
+    for tier in tiers:
+        names = {p.name: p for p in tier.plugins}
+        drf = names.get("drf")
+        if drf is not None and drf.flags.get("enableHierarchy") and "proportion" in names:
+            raise ConfError(f"{source}: proportion and drf with hierarchy enabled conflicts")
+    configurations: dict[str, dict[str, Any]] = {}
+    for ci, raw in enumerate(data.get("configurations") or []):
+        if not isinstance(raw, dict) or not raw.get("name"):
+            raise ConfError(f"{source}: configurations[{ci}]: expected a mapping with a 'name'")
+        configurations[str(raw["name"])] = dict(raw.get("arguments") or {})
+    return SchedulerConf(actions, tiers, configurations)
+
+
+def default_conf() -> SchedulerConf:
+    return parse_conf(DEFAULT_CONF, source="built-in default")

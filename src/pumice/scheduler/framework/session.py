@@ -1,0 +1,307 @@
+"""A scheduling session: the snapshot, the plugins' callbacks, and Volcano's rules for combining them.
+
+Every extension point keeps its callbacks per plugin name. Evaluation walks the tiers in order and,
+inside a tier, the plugins in order, skipping a plugin whose ``enable*`` flag is off — exactly as
+Volcano's ``framework/session_plugins.go`` does. The combination rule of each point is documented
+on its method.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from pumice.scheduler.cache import ClusterState
+from pumice.scheduler.conf import PluginOption, SchedulerConf
+from pumice.scheduler.framework.plugin import PLUGINS, BatchScorer, NodeFilter, NodeScorer, Plugin
+from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, TaskInfo
+from pumice.scheduler.resources import ResourceSpace
+
+PERMIT, ABSTAIN, REJECT = 1, 0, -1
+
+CompareFn = Callable[[Any, Any], int]
+EventFn = Callable[[TaskInfo], None]
+
+# extension point -> the plugin flag that switches it (None: always on)
+FLAGS: dict[str, str | None] = {
+    "job_order": "enableJobOrder",
+    "queue_order": "enableQueueOrder",
+    "victim_queue_order": None,
+    "task_order": "enableTaskOrder",
+    "predicate": "enablePredicate",
+    "pre_predicate": "enablePredicate",
+    "node_order": "enableNodeOrder",
+    "batch_node_order": "enableNodeOrder",
+    "best_node": "enableBestNode",
+    "preemptable": "enablePreemptable",
+    "reclaimable": "enableReclaimable",
+    "overused": "enabledOverused",
+    "allocatable": "enabledAllocatable",
+    "preemptive": "enablePreemptive",
+    "job_ready": "enableJobReady",
+    "job_pipelined": "enableJobPipelined",
+    "job_enqueueable": "enableJobEnqueued",
+    "job_enqueued": "enableJobEnqueued",
+    "job_starving": "enableJobStarving",
+    "job_valid": None,
+    "victim_tasks": "enabledVictim",
+    "hypernode_order": "enabledHyperNodeOrder",
+    "hypernode_gradient": "enabledHyperNodeGradient",
+}
+
+
+class Session:
+    """One scheduling cycle over a :class:`ClusterState` (which it mutates: pass a fresh one)."""
+
+    def __init__(self, state: ClusterState, conf: SchedulerConf) -> None:
+        self.uid = str(uuid.uuid4())
+        self.conf = conf
+        self.state = state
+        self.space: ResourceSpace = state.space
+        self.nodes: NodeTable = state.nodes
+        self.jobs: dict[str, JobInfo] = state.jobs
+        self.queues: dict[str, QueueInfo] = state.queues
+        self.total_resource: np.ndarray = state.nodes.allocatable.sum(axis=1)
+        self.plugins: dict[str, Plugin] = {}
+        self._fns: dict[str, dict[str, Any]] = {point: {} for point in FLAGS}
+        self._flat: dict[str, list[Any]] = {}
+        self._event_handlers: list[tuple[EventFn | None, EventFn | None]] = []
+        #: pods bound / evicted / pipelined by committed statements, in order.
+        self.binds: dict[str, str] = {}
+        self.evictions: list[str] = []
+        #: Per-queue explanations of why jobs did not get resources (for people).
+        self.queue_reasons: dict[str, str] = {}
+        # Set by the placement engine on first use.
+        self._placer: Any = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def open(self) -> None:
+        for tier in self.conf.tiers:
+            for opt in tier.plugins:
+                cls = PLUGINS.get(opt.name)
+                if cls is None:
+                    continue  # Volcano logs and skips plugins it cannot build
+                plugin = cls(opt.arguments)
+                self.plugins[opt.name] = plugin
+                plugin.on_session_open(self)
+
+    def close(self) -> None:
+        for plugin in self.plugins.values():
+            plugin.on_session_close(self)
+
+    @property
+    def placer(self) -> Any:
+        if self._placer is None:
+            from pumice.scheduler.framework.placement import Placer
+
+            self._placer = Placer(self)
+        return self._placer
+
+    # --- registration ------------------------------------------------------------------------
+    def add(self, point: str, plugin: str, fn: Any) -> None:
+        if point not in self._fns:
+            raise KeyError(f"unknown extension point {point!r}")
+        self._fns[point][plugin] = fn
+        self._flat.clear()
+
+    def add_event_handler(self, allocate: EventFn | None = None, deallocate: EventFn | None = None) -> None:
+        self._event_handlers.append((allocate, deallocate))
+
+    def fire_allocate(self, task: TaskInfo) -> None:
+        for alloc, _ in self._event_handlers:
+            if alloc is not None:
+                alloc(task)
+
+    def fire_deallocate(self, task: TaskInfo) -> None:
+        for _, dealloc in self._event_handlers:
+            if dealloc is not None:
+                dealloc(task)
+
+    def _registered(self, point: str) -> Iterable[list[tuple[PluginOption, Any]]]:
+        """Per tier, the enabled (option, fn) pairs registered at ``point``."""
+        flag = FLAGS[point]
+        fns = self._fns[point]
+        for tier in self.conf.tiers:
+            found = []
+            for opt in tier.plugins:
+                fn = fns.get(opt.name)
+                if fn is None or (flag is not None and not opt.enabled(flag)):
+                    continue
+                found.append((opt, fn))
+            yield found
+
+    def _all(self, point: str) -> list[Any]:
+        flat = self._flat.get(point)
+        if flat is None:
+            flat = self._flat[point] = [fn for tier in self._registered(point) for _, fn in tier]
+        return flat
+
+    def has(self, point: str) -> bool:
+        return bool(self._all(point))
+
+    # --- orders: first non-zero answer wins, then the default order ----------------------------
+    def _compare(self, point: str, left: Any, right: Any) -> int:
+        for fn in self._all(point):
+            c = fn(left, right)
+            if c != 0:
+                return c
+        return 0
+
+    def job_order_less(self, left: JobInfo, right: JobInfo) -> bool:
+        c = self._compare("job_order", left, right)
+        if c != 0:
+            return c < 0
+        if left.creation != right.creation:
+            return left.creation < right.creation
+        return left.uid < right.uid
+
+    def queue_order_less(self, left: QueueInfo, right: QueueInfo) -> bool:
+        c = self._compare("queue_order", left, right)
+        if c != 0:
+            return c < 0
+        if left.creation != right.creation:
+            return left.creation < right.creation
+        return left.uid < right.uid
+
+    def victim_queue_order_less(self, left: QueueInfo, right: QueueInfo, preemptor: TaskInfo) -> bool:
+        for fn in self._all("victim_queue_order"):
+            c = fn(left, right, preemptor)
+            if c != 0:
+                return c < 0
+        return not self.queue_order_less(left, right)
+
+    def task_order_less(self, left: TaskInfo, right: TaskInfo) -> bool:
+        c = self._compare("task_order", left, right)
+        if c != 0:
+            return c < 0
+        # Volcano's CompareTask: index under the task, then creation time, then UID.
+        if left.index is not None and right.index is not None and left.index != right.index:
+            return left.index < right.index
+        if left.creation != right.creation:
+            return left.creation < right.creation
+        return left.uid < right.uid
+
+    # --- predicates and node order -------------------------------------------------------------
+    def pre_predicate(self, task: TaskInfo) -> str | None:
+        """First error wins."""
+        for fn in self._all("pre_predicate"):
+            err = fn(task)
+            if err:
+                return err
+        return None
+
+    def node_filters(self) -> list[tuple[str, NodeFilter]]:
+        return [(opt.name, fn) for tier in self._registered("predicate") for opt, fn in tier]
+
+    def node_scorers(self) -> list[tuple[str, NodeScorer]]:
+        return [(opt.name, fn) for tier in self._registered("node_order") for opt, fn in tier]
+
+    def batch_scorers(self) -> list[tuple[str, BatchScorer]]:
+        return [(opt.name, fn) for tier in self._registered("batch_node_order") for opt, fn in tier]
+
+    # --- victims: intersection inside a tier, first tier with an answer wins -------------------
+    def _victims(self, point: str, actor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        for tier in self._registered(point):
+            victims: list[TaskInfo] | None = None
+            for _, fn in tier:
+                chosen, abstain = fn(actor, candidates)
+                if abstain == 0:
+                    continue
+                if not chosen:
+                    victims = None
+                    break
+                if victims is None:
+                    victims = list(chosen)
+                else:
+                    keep = {id(t) for t in chosen}
+                    victims = [t for t in victims if id(t) in keep]
+            if victims is not None:
+                return victims
+        return []
+
+    def preemptable(self, preemptor: TaskInfo, preemptees: list[TaskInfo]) -> list[TaskInfo]:
+        return self._victims("preemptable", preemptor, preemptees)
+
+    def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> list[TaskInfo]:
+        return self._victims("reclaimable", reclaimer, reclaimees)
+
+    def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
+        """Union inside a tier; the first tier with a non-empty set wins."""
+        for tier in self._registered("victim_tasks"):
+            found: dict[str, TaskInfo] = {}
+            for _, fn in tier:
+                for t in fn(tasks):
+                    found[t.uid] = t
+            if found:
+                return list(found.values())
+        return []
+
+    # --- queue gates ----------------------------------------------------------------------------
+    def overused(self, queue: QueueInfo) -> bool:
+        """OR over plugins."""
+        return any(fn(queue) for fn in self._all("overused"))
+
+    def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        """AND over plugins."""
+        return all(fn(queue, task) for fn in self._all("allocatable"))
+
+    def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        """AND over plugins: may this queue take resources back for ``task``?"""
+        return all(fn(queue, task) for fn in self._all("preemptive"))
+
+    # --- job predicates ----------------------------------------------------------------------
+    def job_valid(self, job: JobInfo) -> str | None:
+        """The first failing plugin's reason, or None."""
+        for fn in self._all("job_valid"):
+            err = fn(job)
+            if err:
+                return err
+        return None
+
+    def job_ready(self, job: JobInfo) -> bool:
+        return all(fn(job) for fn in self._all("job_ready"))
+
+    def _vote(self, point: str, job: JobInfo) -> bool:
+        """Reject anywhere: false; a permit in a tier: true; all abstain: true."""
+        for tier in self._registered(point):
+            permitted = False
+            for _, fn in tier:
+                res = fn(job)
+                if res < 0:
+                    return False
+                if res > 0:
+                    permitted = True
+            if permitted:
+                return True
+        return True
+
+    def job_pipelined(self, job: JobInfo) -> bool:
+        return self._vote("job_pipelined", job)
+
+    def job_enqueueable(self, job: JobInfo) -> bool:
+        return self._vote("job_enqueueable", job)
+
+    def job_enqueued(self, job: JobInfo) -> None:
+        for fn in self._all("job_enqueued"):
+            fn(job)
+
+    def job_starving(self, job: JobInfo) -> bool:
+        """AND inside the first tier that has any function; false if none has."""
+        for tier in self._registered("job_starving"):
+            if not tier:
+                continue
+            return all(fn(job) for _, fn in tier)
+        return False
+
+    # --- helpers for actions --------------------------------------------------------------------
+    def queue_of(self, job: JobInfo) -> QueueInfo | None:
+        return self.queues.get(job.queue)
+
+    def record_bind(self, task: TaskInfo, node: str) -> None:
+        self.binds[task.key] = node
+
+    def record_eviction(self, task: TaskInfo) -> None:
+        self.evictions.append(task.key)

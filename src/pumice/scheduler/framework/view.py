@@ -1,0 +1,51 @@
+"""Node rows as predicates and scorers see them: real ones, or hypothetical ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pumice.scheduler.model import NodeTable
+
+
+@dataclass(slots=True)
+class NodeView:
+    """Columns (resources x k) for node indices ``idx`` (a node may appear several times)."""
+
+    idx: np.ndarray
+    allocatable: np.ndarray
+    idle: np.ndarray
+    used: np.ndarray
+    future_idle: np.ndarray
+    nonzero_used: np.ndarray
+    task_count: np.ndarray
+    max_tasks: np.ndarray
+
+    @classmethod
+    def of(cls, nodes: NodeTable, idx: np.ndarray | None = None) -> NodeView:
+        if idx is None:
+            return cls(
+                np.arange(len(nodes)), nodes.allocatable, nodes.idle, nodes.used, nodes.future_idle(),
+                nodes.nonzero_used, nodes.task_count, nodes.max_tasks,
+            )
+        return cls(
+            idx, nodes.allocatable[:, idx], nodes.idle[:, idx], nodes.used[:, idx],
+            nodes.idle[:, idx] + nodes.releasing[:, idx] - nodes.pipelined[:, idx],
+            nodes.nonzero_used[:, idx], nodes.task_count[idx], nodes.max_tasks[idx],
+        )
+
+    @classmethod
+    def ladder(cls, nodes: NodeTable, idx: np.ndarray, resreq: np.ndarray, nonzero: tuple[float, float],
+               depth: int) -> NodeView:
+        """Rows of nodes ``idx`` after 0..depth-1 more replicas each: level-major, shape depth*len(idx)."""
+        levels = np.repeat(np.arange(depth, dtype=float), len(idx))
+        tiled = np.tile(idx, depth)
+        add = resreq[:, None] * levels[None, :]
+        nz = np.array(nonzero)[:, None] * levels[None, :]
+        idle = nodes.idle[:, tiled] - add
+        return cls(
+            tiled, nodes.allocatable[:, tiled], idle, nodes.used[:, tiled] + add,
+            idle + nodes.releasing[:, tiled] - nodes.pipelined[:, tiled],
+            nodes.nonzero_used[:, tiled] + nz, nodes.task_count[tiled] + levels, nodes.max_tasks[tiled],
+        )

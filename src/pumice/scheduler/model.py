@@ -1,0 +1,342 @@
+"""Session objects: tasks (pods), jobs (PodGroups), queues, and the columnar node table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pumice.api.quantity import int_value
+from pumice.scheduler.resources import ResourceSpace
+
+
+class TaskStatus:
+    """Volcano's task status bit flags (plain ints: enum flag arithmetic is slow on hot paths)."""
+
+    PENDING = 1
+    ALLOCATED = 2
+    PIPELINED = 4
+    BINDING = 8
+    BOUND = 16
+    RUNNING = 32
+    RELEASING = 64
+    SUCCEEDED = 128
+    FAILED = 256
+    UNKNOWN = 512
+
+
+ALLOCATED_STATUS = TaskStatus.BOUND | TaskStatus.BINDING | TaskStatus.RUNNING | TaskStatus.ALLOCATED
+SCHEDULED_STATUS = TaskStatus.RUNNING | TaskStatus.BOUND | TaskStatus.FAILED | TaskStatus.SUCCEEDED
+PREEMPTABLE_STATUS = TaskStatus.BOUND | TaskStatus.RUNNING
+COMPLETED_STATUS = TaskStatus.FAILED | TaskStatus.SUCCEEDED
+READY_STATUS = ALLOCATED_STATUS | TaskStatus.SUCCEEDED
+VALID_STATUS = ALLOCATED_STATUS | TaskStatus.SUCCEEDED | TaskStatus.PIPELINED | TaskStatus.PENDING
+#: Statuses whose resources sit on a node (everything placed and not finished).
+ON_NODE_STATUS = ALLOCATED_STATUS | TaskStatus.PIPELINED | TaskStatus.RELEASING
+
+
+@dataclass(eq=False, slots=True)
+class TaskInfo:
+    """One pod as the scheduler sees it."""
+
+    uid: str
+    namespace: str
+    name: str
+    job: JobInfo | None
+    status: int
+    resreq: np.ndarray
+    init_resreq: np.ndarray
+    #: kube-scheduler's non-zero cpu/memory request, for scoring.
+    nonzero: tuple[float, float]
+    priority: int
+    preemptable: bool
+    role: str
+    #: Index under its task (pod-name suffix), or None; the default task order uses it.
+    index: int | None
+    creation: float
+    pod: dict[str, Any]
+    #: Key of the static scheduling constraints; replicas of one task share it.
+    shape: tuple
+    node: int = -1
+    node_name: str = ""
+    evicted: bool = False
+    preemption_never: bool = False
+    nominated_node: str = ""
+    #: Free-form annotations the scheduler leaves for people (fit errors).
+    last_reason: str = ""
+    #: No resource request at all (left to backfill); set from init_resreq.
+    best_effort: bool = False
+
+    def __post_init__(self) -> None:
+        self.best_effort = not bool((self.init_resreq > 0).any())
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(eq=False)
+class JobInfo:
+    """A PodGroup and its pods."""
+
+    uid: str  # "<namespace>/<podgroup>"
+    namespace: str
+    name: str
+    queue: str
+    priority: int
+    min_available: int
+    min_task_member: dict[str, int]
+    creation: float
+    pod_group: dict[str, Any]
+    phase: str
+    min_resources: np.ndarray | None
+    preemptable: bool
+    resources: ResourceSpace
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    status_count: dict[int, int] = field(default_factory=dict)
+    #: Pending tasks with an empty request (they count as ready for the gang).
+    pending_best_effort: int = 0
+    #: Σ resreq of tasks in ALLOCATED_STATUS.
+    allocated: np.ndarray = field(default=None)  # type: ignore[assignment]
+    #: Σ resreq of all tasks (pending ones included).
+    total_request: np.ndarray = field(default=None)  # type: ignore[assignment]
+    #: Per-task fit errors of this session: task uid -> reason text.
+    fit_errors: dict[str, str] = field(default_factory=dict)
+    #: Why a queue refused the job's tasks this session (quota), for people.
+    quota_reason: str = ""
+    #: Why the job as a whole did not get scheduled (gang / queue / enqueue), for people.
+    pending_reason: str = ""
+    network_topology: dict[str, Any] | None = None
+    #: Set at session close when the gang could not be placed (Volcano's Unschedulable condition).
+    unschedulable: bool = False
+    schedule_start: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.allocated is None:
+            self.allocated = self.resources.zeros()
+        if self.total_request is None:
+            self.total_request = self.resources.zeros()
+
+    @property
+    def key(self) -> str:
+        return self.uid
+
+    # --- task bookkeeping -------------------------------------------------------------------
+    def add_task(self, task: TaskInfo) -> None:
+        self.tasks[task.uid] = task
+        self._count(task.status, 1, task)
+        self.total_request += task.resreq
+        if task.status & ALLOCATED_STATUS:
+            self.allocated += task.resreq
+
+    def _count(self, status: int, delta: int, task: TaskInfo) -> None:
+        self.status_count[status] = self.status_count.get(status, 0) + delta
+        if status == TaskStatus.PENDING and task.best_effort:
+            self.pending_best_effort += delta
+
+    def update_task_status(self, task: TaskInfo, status: int) -> None:
+        old = task.status
+        if old == status:
+            return
+        self._count(old, -1, task)
+        self._count(status, 1, task)
+        was = bool(old & ALLOCATED_STATUS)
+        now = bool(status & ALLOCATED_STATUS)
+        if was and not now:
+            self.allocated -= task.resreq
+        elif now and not was:
+            self.allocated += task.resreq
+        task.status = status
+
+    def count(self, statuses: int) -> int:
+        return sum(n for s, n in self.status_count.items() if s & statuses)
+
+    def tasks_in(self, statuses: int) -> list[TaskInfo]:
+        return [t for t in self.tasks.values() if t.status & statuses]
+
+    # --- gang predicates (Volcano job_info.go) ---------------------------------------------
+    def ready_task_num(self) -> int:
+        return self.count(READY_STATUS)
+
+    def waiting_task_num(self) -> int:
+        return self.count(TaskStatus.PIPELINED)
+
+    def pending_best_effort_num(self) -> int:
+        return self.pending_best_effort
+
+    def valid_task_num(self) -> int:
+        return self.count(VALID_STATUS)
+
+    def is_ready(self) -> bool:
+        return self.ready_task_num() + self.pending_best_effort_num() >= self.min_available
+
+    def is_pipelined(self) -> bool:
+        return (
+            self.waiting_task_num() + self.ready_task_num() + self.pending_best_effort_num()
+            >= self.min_available
+        )
+
+    def is_starving(self) -> bool:
+        return self.waiting_task_num() + self.ready_task_num() < self.min_available
+
+    def is_pending(self) -> bool:
+        return self.phase in ("", "Pending")
+
+    def task_min_available_total(self) -> int:
+        return sum(self.min_task_member.values())
+
+    def _role_counts(self, statuses: int, best_effort_pending: bool = False) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for t in self.tasks.values():
+            if t.status & statuses or (
+                best_effort_pending and t.status == TaskStatus.PENDING and t.best_effort
+            ):
+                counts[t.role] = counts.get(t.role, 0) + 1
+        return counts
+
+    def _roles_below_min(self, counts: dict[str, int]) -> bool:
+        return any(counts.get(role, 0) < need for role, need in self.min_task_member.items() if need > 0)
+
+    def _role_check_skipped(self) -> bool:
+        return not self.min_task_member or self.min_available < self.task_min_available_total()
+
+    def check_task_valid(self) -> bool:
+        return self._role_check_skipped() or not self._roles_below_min(self._role_counts(VALID_STATUS))
+
+    def check_task_ready(self) -> bool:
+        return self._role_check_skipped() or not self._roles_below_min(
+            self._role_counts(READY_STATUS, best_effort_pending=True)
+        )
+
+    def check_task_pipelined(self) -> bool:
+        return self._role_check_skipped() or not self._roles_below_min(
+            self._role_counts(READY_STATUS | TaskStatus.PIPELINED, best_effort_pending=True)
+        )
+
+    def check_task_starving(self) -> bool:
+        return self._role_check_skipped() or self._roles_below_min(
+            self._role_counts(READY_STATUS | TaskStatus.PIPELINED)
+        )
+
+    def failed_roles(self) -> set[str]:
+        return {self.tasks[uid].role for uid in self.fit_errors if uid in self.tasks}
+
+    def need_continue_allocating(self) -> bool:
+        """After a task found no node: may the job's other tasks still be tried (Volcano)?"""
+        if self.min_available == len(self.tasks):
+            return False
+        failed = self.failed_roles()
+        if self.min_available < self.task_min_available_total():
+            left = sum(1 for t in self.tasks.values()
+                       if t.status == TaskStatus.PENDING and t.role not in failed)
+            return self.ready_task_num() + left >= self.min_available
+        allocated = self._role_counts(READY_STATUS, best_effort_pending=True)
+        for role in failed:
+            need = self.min_task_member.get(role, 0)
+            if need and allocated.get(role, 0) < need:
+                return False
+        return True
+
+    def task_has_fit_errors(self, task: TaskInfo) -> bool:
+        """The predicate-error cache: a role that failed once is not retried this session."""
+        return bool(task.role) and task.role in self.failed_roles()
+
+
+@dataclass(eq=False)
+class QueueInfo:
+    uid: str
+    name: str
+    weight: int
+    priority: int
+    parent: str
+    state: str
+    reclaimable: bool
+    capability: dict[str, Any] | None
+    guarantee: dict[str, Any] | None
+    deserved: dict[str, Any] | None
+    creation: float
+    queue: dict[str, Any]
+
+
+class NodeTable:
+    """All schedulable nodes of a session, columnar: arrays are resources x nodes."""
+
+    def __init__(self, space: ResourceSpace, nodes: list[dict[str, Any]]) -> None:
+        n = len(nodes)
+        r = space.size
+        self.space = space
+        self.objects = nodes
+        self.names: list[str] = [nd["metadata"]["name"] for nd in nodes]
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self.labels: list[dict[str, str]] = [nd["metadata"].get("labels") or {} for nd in nodes]
+        spec = [nd.get("spec") or {} for nd in nodes]
+        self.taints: list[list[dict[str, Any]]] = [s.get("taints") or [] for s in spec]
+        self.unschedulable = np.array([bool(s.get("unschedulable")) for s in spec], dtype=bool)
+        self.allocatable = np.zeros((r, n))
+        self.max_tasks = np.zeros(n)
+        for j, nd in enumerate(nodes):
+            alloc = (nd.get("status") or {}).get("allocatable") or {}
+            self.allocatable[:, j] = space.vector(alloc)
+            pods = alloc.get("pods")
+            self.max_tasks[j] = space_pods(pods)
+        self.idle = self.allocatable.copy()
+        self.used = np.zeros((r, n))
+        self.releasing = np.zeros((r, n))
+        self.pipelined = np.zeros((r, n))
+        #: cpu / memory with kube-scheduler's non-zero defaults, for scoring.
+        self.nonzero_used = np.zeros((2, n))
+        self.task_count = np.zeros(n)
+        self.tasks: list[dict[str, TaskInfo]] = [{} for _ in range(n)]
+        #: Bumped whenever a node's row changes; shape caches compare against it.
+        self.version = np.zeros(n, dtype=np.int64)
+        self.changes: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def future_idle(self) -> np.ndarray:
+        return self.idle + self.releasing - self.pipelined
+
+    def future_idle_at(self, j: int) -> np.ndarray:
+        return self.idle[:, j] + self.releasing[:, j] - self.pipelined[:, j]
+
+    def add_task(self, j: int, task: TaskInfo) -> None:
+        req = task.resreq
+        status = task.status
+        if status & TaskStatus.PIPELINED:
+            self.pipelined[:, j] += req
+        else:
+            self.idle[:, j] -= req
+            self.used[:, j] += req
+            if status & TaskStatus.RELEASING:
+                self.releasing[:, j] += req
+            self.nonzero_used[0, j] += task.nonzero[0]
+            self.nonzero_used[1, j] += task.nonzero[1]
+        self.task_count[j] += 1
+        self.tasks[j][task.uid] = task
+        self._touch(j)
+
+    def remove_task(self, j: int, task: TaskInfo) -> None:
+        req = task.resreq
+        status = task.status
+        if status & TaskStatus.PIPELINED:
+            self.pipelined[:, j] -= req
+        else:
+            self.idle[:, j] += req
+            self.used[:, j] -= req
+            if status & TaskStatus.RELEASING:
+                self.releasing[:, j] -= req
+            self.nonzero_used[0, j] -= task.nonzero[0]
+            self.nonzero_used[1, j] -= task.nonzero[1]
+        self.task_count[j] -= 1
+        self.tasks[j].pop(task.uid, None)
+        self._touch(j)
+
+    def _touch(self, j: int) -> None:
+        self.version[j] += 1
+        self.changes.append(j)
+
+
+def space_pods(value: str | int | None) -> float:
+    return float(int_value(value)) if value is not None else 0.0

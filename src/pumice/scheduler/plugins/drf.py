@@ -1,0 +1,63 @@
+"""drf: dominant resource fairness between jobs (job order and preemption)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pumice.scheduler.framework.plugin import Plugin, register_plugin
+from pumice.scheduler.framework.session import PERMIT, Session
+from pumice.scheduler.model import JobInfo, TaskInfo
+from pumice.scheduler.resources import share
+
+SHARE_DELTA = 1e-6
+
+
+@register_plugin
+class DrfPlugin(Plugin):
+    name = "drf"
+
+    def on_session_open(self, ssn: Session) -> None:
+        total = ssn.total_resource
+        # Volcano's jobAttr.allocated: allocated tasks at open, then every allocate/deallocate
+        # event (pipelines included).
+        allocated: dict[str, np.ndarray] = {uid: job.allocated.copy() for uid, job in ssn.jobs.items()}
+        shares: dict[str, float] = {uid: share(a, total) for uid, a in allocated.items()}
+
+        def job_order(left: JobInfo, right: JobInfo) -> int:
+            ls, rs = shares.get(left.uid, 0.0), shares.get(right.uid, 0.0)
+            if ls == rs:
+                return 0
+            return 1 if ls > rs else -1
+
+        ssn.add("job_order", self.name, job_order)
+
+        def preemptable(preemptor: TaskInfo, preemptees: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+            pjob = preemptor.job
+            if pjob is None:
+                return [], PERMIT
+            ls = share(allocated[pjob.uid] + preemptor.resreq, total)
+            allocations: dict[str, np.ndarray] = {}
+            victims = []
+            for t in preemptees:
+                if t.job is None:
+                    continue
+                alloc = allocations.setdefault(t.job.uid, allocated[t.job.uid].copy())
+                alloc -= t.resreq
+                rs = share(alloc, total)
+                if ls < rs or abs(ls - rs) <= SHARE_DELTA:
+                    victims.append(t)
+            return victims, PERMIT
+
+        ssn.add("preemptable", self.name, preemptable)
+
+        def on_allocate(task: TaskInfo) -> None:
+            if task.job is not None and task.job.uid in allocated:
+                allocated[task.job.uid] += task.resreq
+                shares[task.job.uid] = share(allocated[task.job.uid], total)
+
+        def on_deallocate(task: TaskInfo) -> None:
+            if task.job is not None and task.job.uid in allocated:
+                allocated[task.job.uid] -= task.resreq
+                shares[task.job.uid] = share(allocated[task.job.uid], total)
+
+        ssn.add_event_handler(on_allocate, on_deallocate)

@@ -1,0 +1,166 @@
+"""nodeorder: kube-scheduler's scores with Volcano's weights — least/most requested, balanced
+allocation (per node), taint toleration and preferred node affinity (normalized over candidates)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pumice.scheduler.framework.plugin import Plugin, register_plugin
+from pumice.scheduler.framework.session import Session
+from pumice.scheduler.framework.view import NodeView
+from pumice.scheduler.model import NodeTable, TaskInfo
+from pumice.scheduler.plugins.matching import match_node_selector_term, untolerated
+
+MAX_NODE_SCORE = 100
+DEFAULT_WEIGHTS = {
+    "leastrequested.weight": 1,
+    "mostrequested.weight": 0,
+    "nodeaffinity.weight": 2,
+    "podaffinity.weight": 2,
+    "balancedresource.weight": 1,
+    "tainttoleration.weight": 3,
+    "imagelocality.weight": 1,
+    "podtopologyspread.weight": 2,
+}
+BALANCED_SCALARS = ("nvidia.com/gpu",)
+
+
+def _least(requested: np.ndarray, alloc: np.ndarray) -> np.ndarray:
+    safe = np.where(alloc == 0, 1, alloc)
+    score = np.floor_divide((alloc - requested) * MAX_NODE_SCORE, safe)
+    return np.where(requested > alloc, 0, score)
+
+
+def _most(requested: np.ndarray, alloc: np.ndarray) -> np.ndarray:
+    safe = np.where(alloc == 0, 1, alloc)
+    return np.floor_divide(np.minimum(requested, alloc) * MAX_NODE_SCORE, safe)
+
+
+def _weighted(parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """kube-scheduler's resource scorer: integer average over resources with allocatable > 0."""
+    num = np.zeros_like(parts[0][0])
+    den = np.zeros_like(parts[0][0])
+    for score, alloc in parts:
+        has = alloc != 0
+        num += np.where(has, score, 0)
+        den += has
+    return np.where(den == 0, 0, np.floor_divide(num, np.where(den == 0, 1, den)))
+
+
+class NodeOrderScorer:
+    def __init__(self, space_index: dict[str, int], weights: dict[str, int]) -> None:
+        self.index = space_index
+        self.least_w = weights["leastrequested.weight"]
+        self.most_w = weights["mostrequested.weight"]
+        self.balanced_w = weights["balancedresource.weight"]
+        self.balanced_scalars = [space_index[n] for n in BALANCED_SCALARS if n in space_index]
+
+    def static(self, task: TaskInfo) -> np.ndarray | None:
+        return None  # image locality: simulated nodes hold no images
+
+    def dynamic(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
+        total = np.zeros(len(view.idx))
+        cpu_req = view.nonzero_used[0] + task.nonzero[0]
+        mem_req = view.nonzero_used[1] + task.nonzero[1]
+        cpu_alloc, mem_alloc = view.allocatable[0], view.allocatable[1]
+        if self.least_w:
+            total += self.least_w * _weighted([(_least(cpu_req, cpu_alloc), cpu_alloc),
+                                               (_least(mem_req, mem_alloc), mem_alloc)])
+        if self.most_w:
+            total += self.most_w * _weighted([(_most(cpu_req, cpu_alloc), cpu_alloc),
+                                              (_most(mem_req, mem_alloc), mem_alloc)])
+        if self.balanced_w:
+            total += self.balanced_w * self._balanced(task, view)
+        return total
+
+    def _balanced(self, task: TaskInfo, view: NodeView) -> np.ndarray:
+        dims = [0, 1] + [d for d in self.balanced_scalars if task.resreq[d] > 0]
+        fractions = []
+        present = []
+        for d in dims:
+            alloc = view.allocatable[d]
+            req = view.used[d] + task.resreq[d]
+            has = alloc != 0
+            fractions.append(np.where(has, np.minimum(req / np.where(has, alloc, 1), 1.0), 0.0))
+            present.append(has)
+        frac = np.array(fractions)
+        pres = np.array(present)
+        count = pres.sum(axis=0)
+        safe = np.where(count == 0, 1, count)
+        mean = (frac * pres).sum(axis=0) / safe
+        var = (((frac - mean) ** 2) * pres).sum(axis=0) / safe
+        std = np.where(count == 2, np.abs(frac[0] - frac[1]) / 2, np.sqrt(var))
+        std = np.where(count < 2, 0.0, std)
+        return np.trunc((1 - std) * MAX_NODE_SCORE)
+
+
+def normalize(raw: np.ndarray, reverse: bool) -> np.ndarray:
+    """kube-scheduler's DefaultNormalizeScore (integer)."""
+    top = raw.max() if len(raw) else 0
+    if top == 0:
+        return np.full(len(raw), float(MAX_NODE_SCORE if reverse else 0))
+    score = np.floor_divide(MAX_NODE_SCORE * raw, top)
+    return MAX_NODE_SCORE - score if reverse else score
+
+
+class PreferenceScorer:
+    """Batch scores normalized over the candidate nodes: taint toleration, preferred node affinity."""
+
+    def __init__(self, nodes: NodeTable, weights: dict[str, int]) -> None:
+        self.nodes = nodes
+        self.taint_w = weights["tainttoleration.weight"]
+        self.affinity_w = weights["nodeaffinity.weight"]
+        self._raw: dict[tuple, tuple[np.ndarray | None, np.ndarray | None]] = {}
+
+    def _raw_scores(self, task: TaskInfo) -> tuple[np.ndarray | None, np.ndarray | None]:
+        cached = self._raw.get(task.shape)
+        if cached is not None:
+            return cached
+        spec: dict[str, Any] = task.pod.get("spec") or {}
+        nodes = self.nodes
+        taints = None
+        if self.taint_w and any(nodes.taints):
+            tolerations = [t for t in spec.get("tolerations") or []
+                           if (t.get("effect") or "") in ("", "PreferNoSchedule")]
+            counts = np.array([len(untolerated(ts, tolerations, ("PreferNoSchedule",))) if ts else 0
+                               for ts in nodes.taints], dtype=float)
+            taints = counts if counts.any() else None
+        affinity = None
+        preferred = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                     .get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+        if self.affinity_w and preferred:
+            raw = np.zeros(len(nodes))
+            for term in preferred:
+                w = float(term.get("weight") or 0)
+                pref = term.get("preference") or {}
+                raw += w * np.array([match_node_selector_term(lb, nm, pref)
+                                     for lb, nm in zip(nodes.labels, nodes.names, strict=True)])
+            affinity = raw if raw.any() else None
+        self._raw[task.shape] = (taints, affinity)
+        return taints, affinity
+
+    def __call__(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
+        taints, affinity = self._raw_scores(task)
+        if taints is None and affinity is None:
+            return None
+        total = np.zeros(len(idx))
+        if taints is not None:
+            total += self.taint_w * normalize(taints[idx], reverse=True)
+        if affinity is not None:
+            total += self.affinity_w * normalize(affinity[idx], reverse=False)
+        return total
+
+
+@register_plugin
+class NodeOrderPlugin(Plugin):
+    name = "nodeorder"
+
+    def on_session_open(self, ssn: Session) -> None:
+        weights = {}
+        for key, default in DEFAULT_WEIGHTS.items():
+            value = self.arguments.get(key)
+            weights[key] = default if value is None else int(value)
+        ssn.add("node_order", self.name, NodeOrderScorer(ssn.space.index, weights))
+        ssn.add("batch_node_order", self.name, PreferenceScorer(ssn.nodes, weights))

@@ -1,0 +1,46 @@
+"""overcommit: admit jobs while the cluster's idle resources, scaled by a factor, can hold them."""
+
+from __future__ import annotations
+
+from pumice.scheduler.framework.plugin import Plugin, register_plugin
+from pumice.scheduler.framework.session import PERMIT, REJECT, Session
+from pumice.scheduler.model import JobInfo
+from pumice.scheduler.plugins.proportion import _fits, job_inqueue
+
+DEFAULT_FACTOR = 1.2
+
+
+@register_plugin
+class OvercommitPlugin(Plugin):
+    name = "overcommit"
+
+    def on_session_open(self, ssn: Session) -> None:
+        factor = float(self.arguments.get("overcommit-factor") or DEFAULT_FACTOR)
+        if factor < 1.0:
+            factor = DEFAULT_FACTOR
+        space = ssn.space
+        idle = ssn.total_resource * factor - ssn.nodes.used.sum(axis=1)
+        inqueue = space.zeros()
+        for job in ssn.jobs.values():
+            inq = job_inqueue(job)
+            if inq is not None:
+                inqueue += inq
+
+        def enqueueable(job: JobInfo) -> int:
+            if job.min_resources is None:
+                return PERMIT
+            if _fits(inqueue + job.min_resources, idle, job.min_resources):
+                return PERMIT
+            job.pending_reason = (
+                f"resource in cluster is overused: admitted {space.describe(inqueue)} + "
+                f"{space.describe(job.min_resources)} exceeds {factor:g} x idle {space.describe(idle)}"
+            )
+            return REJECT
+
+        def enqueued(job: JobInfo) -> None:
+            nonlocal inqueue
+            if job.min_resources is not None:
+                inqueue = inqueue + job.min_resources
+
+        ssn.add("job_enqueueable", self.name, enqueueable)
+        ssn.add("job_enqueued", self.name, enqueued)

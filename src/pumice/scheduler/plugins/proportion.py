@@ -1,0 +1,243 @@
+"""proportion: weighted fair share between queues (deserved by water-filling), queue quotas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pumice.scheduler.framework.plugin import Plugin, register_plugin
+from pumice.scheduler.framework.session import PERMIT, REJECT, Session
+from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo, QueueInfo, TaskInfo, TaskStatus
+from pumice.scheduler.resources import EPS, ResourceSpace, less_equal, share
+
+
+@dataclass
+class QueueAttr:
+    queue: QueueInfo
+    weight: int
+    guarantee: np.ndarray
+    capability: np.ndarray
+    allocated: np.ndarray
+    request: np.ndarray
+    inqueue: np.ndarray
+    elastic: np.ndarray
+    deserved: np.ndarray = field(default=None)  # type: ignore[assignment]
+    real_capability: np.ndarray = field(default=None)  # type: ignore[assignment]
+    share: float = 0.0
+
+
+def capability_vector(space: ResourceSpace, capability: dict | None) -> np.ndarray:
+    """A queue capability: missing dimensions (and cpu/memory <= 0) are unlimited."""
+    if capability is None:
+        return np.full(space.size, np.inf)
+    vec = space.vector(capability, missing=np.inf)
+    for d in (0, 1):
+        if vec[d] <= 0:
+            vec[d] = np.inf
+    return vec
+
+
+def job_inqueue(job: JobInfo) -> np.ndarray | None:
+    """What an admitted job holds in its queue before its pods run (Volcano's ``inqueue``)."""
+    if job.min_resources is None:
+        return None
+    if job.phase == "Inqueue":
+        return job.min_resources
+    if job.phase == "Running" and job.count(ALLOCATED_STATUS | TaskStatus.SUCCEEDED) >= job.min_available:
+        return np.maximum(job.min_resources - job.allocated, 0)
+    return None
+
+
+def job_elastic(job: JobInfo) -> np.ndarray:
+    if job.min_resources is None:
+        return job.allocated.copy()
+    return np.maximum(job.allocated - job.min_resources, 0)
+
+
+@register_plugin
+class ProportionPlugin(Plugin):
+    name = "proportion"
+
+    def on_session_open(self, ssn: Session) -> None:
+        space = ssn.space
+        total = ssn.total_resource
+        attrs: dict[str, QueueAttr] = {}
+        total_guarantee = space.zeros()
+        for q in ssn.queues.values():
+            if q.guarantee:
+                total_guarantee += space.vector(q.guarantee)
+        for job in ssn.jobs.values():
+            q = ssn.queues.get(job.queue)
+            if q is None:
+                continue
+            attr = attrs.get(q.name)
+            if attr is None:
+                attr = attrs[q.name] = QueueAttr(
+                    queue=q, weight=q.weight, guarantee=space.vector(q.guarantee),
+                    capability=capability_vector(space, q.capability), allocated=space.zeros(),
+                    request=space.zeros(), inqueue=space.zeros(), elastic=space.zeros(),
+                )
+            for t in job.tasks.values():
+                if t.status & ALLOCATED_STATUS:
+                    attr.allocated += t.resreq
+                    attr.request += t.resreq
+                elif t.status == TaskStatus.PENDING:
+                    attr.request += t.resreq
+            inq = job_inqueue(job)
+            if inq is not None:
+                attr.inqueue += inq
+            attr.elastic += job_elastic(job)
+
+        for attr in attrs.values():
+            real = np.maximum(total - total_guarantee, 0) + attr.guarantee
+            attr.real_capability = np.minimum(real, attr.capability)
+            attr.deserved = space.zeros()
+
+        self._water_fill(attrs, total)
+        self.attrs = attrs
+
+        def queue_order(left: QueueInfo, right: QueueInfo) -> int:
+            if left.priority != right.priority:
+                return -1 if left.priority > right.priority else 1
+            la, ra = attrs.get(left.name), attrs.get(right.name)
+            ls = la.share if la else 0.0
+            rs = ra.share if ra else 0.0
+            if ls == rs:
+                return 0
+            return -1 if ls < rs else 1
+
+        ssn.add("queue_order", self.name, queue_order)
+
+        def reclaimable(reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+            victims = []
+            allocations: dict[str, np.ndarray] = {}
+            for t in reclaimees:
+                if t.job is None or t.job.queue not in attrs:
+                    continue
+                attr = attrs[t.job.queue]
+                alloc = allocations.setdefault(t.job.queue, attr.allocated.copy())
+                if bool(np.any(alloc < reclaimer.resreq - EPS)):  # LessPartly(reclaimer.Resreq)
+                    continue
+                if not less_equal(alloc, attr.deserved):
+                    alloc -= t.resreq
+                    victims.append(t)
+            return victims, PERMIT
+
+        ssn.add("reclaimable", self.name, reclaimable)
+
+        def overused(queue: QueueInfo) -> bool:
+            attr = attrs.get(queue.name)
+            if attr is None:
+                return False
+            over = less_equal(attr.deserved, attr.allocated)
+            if over:
+                ssn.queue_reasons.setdefault(
+                    queue.name,
+                    f"queue {queue.name} is overused: allocated {space.describe(attr.allocated)} "
+                    f">= deserved {space.describe(attr.deserved)}",
+                )
+            return over
+
+        ssn.add("overused", self.name, overused)
+
+        def allocatable(queue: QueueInfo, task: TaskInfo) -> bool:
+            if queue.state != "Open":
+                ssn.queue_reasons.setdefault(queue.name, f"queue {queue.name} is {queue.state}, not Open")
+                return False
+            attr = attrs.get(queue.name)
+            if attr is None:
+                return True
+            ok = _fits(attr.allocated + task.resreq, attr.deserved, task.resreq)
+            if not ok and task.job is not None and not task.job.quota_reason:
+                task.job.quota_reason = (
+                    f"queue {queue.name} quota: allocated {space.describe(attr.allocated)} + "
+                    f"{space.describe(task.resreq)} exceeds deserved {space.describe(attr.deserved)}"
+                )
+            return ok
+
+        ssn.add("allocatable", self.name, allocatable)
+
+        def preemptive(queue: QueueInfo, task: TaskInfo) -> bool:
+            attr = attrs.get(queue.name)
+            if attr is None:
+                return True
+            return _fits(attr.allocated + task.resreq, attr.deserved, task.resreq)
+
+        ssn.add("preemptive", self.name, preemptive)
+
+        def enqueueable(job: JobInfo) -> int:
+            q = ssn.queues.get(job.queue)
+            if q is None or q.state != "Open":
+                job.pending_reason = f"queue {job.queue} is not Open"
+                return REJECT
+            if job.min_resources is None:
+                return PERMIT
+            attr = attrs.get(job.queue)
+            if attr is None:
+                return PERMIT
+            need = job.min_resources + attr.allocated + attr.inqueue - attr.elastic
+            if _fits(need, attr.real_capability, job.min_resources):
+                return PERMIT
+            job.pending_reason = (
+                f"queue {job.queue} resource quota insufficient: needs {space.describe(need)}, "
+                f"capability {space.describe(attr.real_capability)}"
+            )
+            return REJECT
+
+        ssn.add("job_enqueueable", self.name, enqueueable)
+
+        def enqueued(job: JobInfo) -> None:
+            attr = attrs.get(job.queue)
+            if attr is not None and job.min_resources is not None:
+                attr.inqueue += job.min_resources
+
+        ssn.add("job_enqueued", self.name, enqueued)
+
+        def on_allocate(task: TaskInfo) -> None:
+            if task.job is not None and task.job.queue in attrs:
+                attr = attrs[task.job.queue]
+                attr.allocated += task.resreq
+                attr.share = share(attr.allocated, attr.deserved)
+
+        def on_deallocate(task: TaskInfo) -> None:
+            if task.job is not None and task.job.queue in attrs:
+                attr = attrs[task.job.queue]
+                attr.allocated -= task.resreq
+                attr.share = share(attr.allocated, attr.deserved)
+
+        ssn.add_event_handler(on_allocate, on_deallocate)
+
+    @staticmethod
+    def _water_fill(attrs: dict[str, QueueAttr], total: np.ndarray) -> None:
+        remaining = total.copy()
+        meet: set[str] = set()
+        while True:
+            weight_sum = sum(a.weight for name, a in attrs.items() if name not in meet)
+            if weight_sum == 0:
+                break
+            old = remaining.copy()
+            increased = np.zeros_like(total)
+            decreased = np.zeros_like(total)
+            for name, attr in attrs.items():
+                if name in meet:
+                    continue
+                prev = attr.deserved.copy()
+                attr.deserved = attr.deserved + remaining * attr.weight / weight_sum
+                attr.deserved = np.minimum(attr.deserved, attr.real_capability)
+                attr.deserved = np.minimum(attr.deserved, attr.request)
+                attr.deserved = np.maximum(attr.deserved, attr.guarantee)
+                attr.share = share(attr.allocated, attr.deserved)
+                if less_equal(attr.request, attr.deserved) or np.array_equal(attr.deserved, prev):
+                    meet.add(name)
+                diff = attr.deserved - prev
+                increased += np.maximum(diff, 0)
+                decreased += np.maximum(-diff, 0)
+            remaining = np.maximum(remaining + decreased - increased, 0)
+            if bool(np.all(remaining < EPS)) or np.array_equal(remaining, old):
+                break
+
+
+def _fits(amount: np.ndarray, limit: np.ndarray, req: np.ndarray) -> bool:
+    """``amount.LessEqualWithDimension(limit, req)``: on the dimensions ``req`` asks for."""
+    return bool(np.all((req <= 0) | (amount - limit < EPS)))

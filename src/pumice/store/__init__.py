@@ -1,0 +1,63 @@
+"""``pumice.store``: the Kubernetes-style object store that the scheduler and controllers talk to.
+
+One protocol (``Store``, ``Watch``, ``WatchEvent``), two embedded implementations sharing one
+``BaseStore``: ``MemoryStore`` (in-process) and ``SqliteStore`` (durable, one SQLite file).
+"""
+
+from .backend import Backend, LoadedState, NullBackend, StoredEvent
+from .base import DEFAULT_HISTORY, BaseStore, format_timestamp
+from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
+from .memory import MemoryStore
+from .patch import apply_json_patch, apply_merge_patch, apply_patch
+from .protocol import Admission, EventType, Operation, Store, Watch, WatchEvent
+from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
+from .selectors import (
+    FieldRequirement,
+    FieldSelector,
+    LabelRequirement,
+    LabelSelector,
+    parse_field_selector,
+    parse_label_selector,
+)
+from .sqlite import SqliteBackend, SqliteStore
+from .watch import Watcher
+
+__all__ = [
+    "DEFAULT_HISTORY",
+    "DEFAULT_RESOURCES",
+    "Admission",
+    "AlreadyExists",
+    "Backend",
+    "BadRequest",
+    "BaseStore",
+    "Conflict",
+    "EventType",
+    "FieldRequirement",
+    "FieldSelector",
+    "Gone",
+    "Invalid",
+    "LabelRequirement",
+    "LabelSelector",
+    "LoadedState",
+    "MemoryStore",
+    "NotFound",
+    "NullBackend",
+    "Operation",
+    "ResourceInfo",
+    "ResourceRegistry",
+    "SqliteBackend",
+    "SqliteStore",
+    "Store",
+    "StoreClosed",
+    "StoreError",
+    "StoredEvent",
+    "Watch",
+    "WatchEvent",
+    "Watcher",
+    "apply_json_patch",
+    "apply_merge_patch",
+    "apply_patch",
+    "format_timestamp",
+    "parse_field_selector",
+    "parse_label_selector",
+]

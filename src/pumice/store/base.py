@@ -1,0 +1,737 @@
+"""``BaseStore``: the Kubernetes storage semantics, once, over an in-memory index and a ``Backend``.
+
+Every write runs the same steps under one re-entrant lock: validate against the current object, run
+admission, detect no-ops, take the next resourceVersion, let the backend make it durable, then apply it to
+the index, append it to the bounded event log and fan it out to watches. Nothing is visible (to readers or
+watches) before the backend has committed it, and a refused or failed write changes nothing.
+
+Stored objects are never mutated in place: every write builds a new dict, so events and the index can
+share them, and callers always receive copies.
+"""
+
+from __future__ import annotations
+
+import builtins
+import random
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, Self
+
+from .backend import Backend, StoredEvent
+from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
+from .jsonutil import copy_json, normalize_json
+from .patch import apply_patch, normalize_patch_type
+from .protocol import Admission, FieldSelectorArg, LabelSelectorArg
+from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
+from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
+from .watch import Watcher
+
+__all__ = ["DEFAULT_HISTORY", "BaseStore", "format_timestamp"]
+
+DEFAULT_HISTORY = 10_000
+_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as Kubernetes: no vowels, no look-alikes
+_MAX_GENERATED_BASE = 58
+_SYSTEM_CREATE_DROPS = ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds")
+_SYSTEM_UPDATE_KEEPS = (
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+    "resourceVersion",
+)
+
+
+def format_timestamp(moment: datetime) -> str:
+    """RFC 3339 in UTC with second precision, as Kubernetes writes timestamps (naive means UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    if meta is None:
+        meta = obj["metadata"] = {}
+    elif not isinstance(meta, dict):
+        raise BadRequest("metadata must be an object")
+    return meta
+
+
+def _qualified(resource: str, subresource: str | None) -> str:
+    return resource if subresource is None else f"{resource}/{subresource}"
+
+
+def _describe(resource: str, namespace: str, name: str) -> str:
+    where = f' in namespace "{namespace}"' if namespace else ""
+    return f'{resource} "{name}"{where}'
+
+
+@dataclass(slots=True)
+class _WatchEntry:
+    watcher: Watcher
+    resource: str
+    namespace: str | None
+    labels: LabelSelector
+    fields: FieldSelector
+    allow_bookmarks: bool
+    start: int
+
+    def matches(self, obj: dict[str, Any]) -> bool:
+        return self.labels.matches_object(obj) and self.fields.matches(obj)
+
+
+@dataclass(slots=True)
+class _Batch:
+    start_rv: int
+    undo: list[tuple[str, str, str, dict[str, Any] | None]] = field(default_factory=list)
+    events: list[StoredEvent] = field(default_factory=list)
+    failure: BaseException | None = None
+
+
+class BaseStore:
+    """Store semantics shared by ``MemoryStore`` and ``SqliteStore`` (see ``pumice.store.protocol.Store``).
+
+    ``clock`` stamps creation/deletion times; ``admission`` vets every write; ``history`` bounds the event
+    log that watches can resume from; ``rng`` makes generated uids and names reproducible; ``resources``
+    replaces the built-in resource registry.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        admission: Admission | None = None,
+        history: int = DEFAULT_HISTORY,
+        rng: random.Random | None = None,
+        resources: Iterable[ResourceInfo] | None = None,
+    ) -> None:
+        if history < 1:
+            raise ValueError("history must keep at least one event")
+        self._backend = backend
+        self._clock = clock or _utcnow
+        self._admission = admission
+        self._history = history
+        self._rng = rng
+        self._names_rng = rng or random.Random()
+        self._registry = ResourceRegistry(DEFAULT_RESOURCES if resources is None else resources)
+        self._lock = threading.RLock()
+        self._objects: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+        self._log: deque[StoredEvent] = deque(maxlen=history)
+        self._watchers: dict[str, dict[Watcher, _WatchEntry]] = {}
+        self._batch: _Batch | None = None
+        self._closed = False
+        state = backend.load()
+        self._rv = state.resource_version
+        for resource, namespace, name, obj in state.objects:
+            self._objects.setdefault(resource, {}).setdefault(namespace, {})[name] = obj
+        self._log.extend(state.events[-history:])
+
+    # --- small helpers ------------------------------------------------------------------------------------
+
+    @property
+    def resources(self) -> ResourceRegistry:
+        """The resource types this store accepts."""
+        return self._registry
+
+    @property
+    def resource_version(self) -> str:
+        """The resourceVersion of the latest write ("0" for an empty store)."""
+        with self._lock:
+            return str(self._rv)
+
+    @property
+    def history(self) -> int:
+        """How many events the log keeps for resuming watches."""
+        return self._history
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosed("the store is closed")
+
+    def _scope(self, info: ResourceInfo, namespace: str | None) -> str:
+        if info.namespaced:
+            if not namespace or not isinstance(namespace, str):
+                raise BadRequest(f"{info.name} are namespaced: a namespace is required")
+            return namespace
+        if namespace:
+            raise BadRequest(f"{info.name} are cluster-scoped: got namespace {namespace!r}")
+        return ""
+
+    def _find(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._objects.get(resource, {}).get(namespace, {}).get(name)
+
+    def _require(self, resource: str, namespace: str, name: str) -> dict[str, Any]:
+        obj = self._find(resource, namespace, name)
+        if obj is None:
+            raise NotFound(f"{_describe(resource, namespace, name)} not found")
+        return obj
+
+    def _now(self) -> str:
+        return format_timestamp(self._clock())
+
+    def _new_uid(self) -> str:
+        if self._rng is None:
+            return str(uuid.uuid4())
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    def _generated_name(self, base: str) -> str:
+        suffix = "".join(self._names_rng.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5))
+        return base[:_MAX_GENERATED_BASE] + suffix
+
+    @staticmethod
+    def _set_type(info: ResourceInfo, obj: dict[str, Any]) -> None:
+        if not obj.get("kind") or not obj.get("apiVersion"):  # fill in, keeping them first as on the wire
+            rest = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+            head = {
+                "apiVersion": obj.get("apiVersion") or info.api_version,
+                "kind": obj.get("kind") or info.kind,
+            }
+            obj.clear()
+            obj.update(head)
+            obj.update(rest)
+        kind = obj["kind"]
+        if kind != info.kind:
+            raise BadRequest(
+                f"kind {kind!r} does not belong to resource {info.name!r} (expected {info.kind!r})"
+            )
+        api_version = obj["apiVersion"]
+        if not isinstance(api_version, str) or api_version.rpartition("/")[0] != info.group:
+            raise BadRequest(
+                f"apiVersion {api_version!r} does not belong to resource {info.name!r} "
+                f"(expected {info.api_version!r})"
+            )
+
+    @staticmethod
+    def _check_name(name: Any) -> str:
+        if not isinstance(name, str) or not name:
+            raise Invalid("metadata.name: Required value: name or generateName is required")
+        if len(name) > 253 or "/" in name or "%" in name or name in (".", ".."):
+            raise Invalid(f"metadata.name: Invalid value: {name!r}: not a valid object name")
+        return name
+
+    def _check_subresource(self, info: ResourceInfo, subresource: str | None) -> str | None:
+        if subresource is None:
+            return None
+        if subresource != "status":
+            raise BadRequest(
+                f"unsupported subresource {subresource!r} (only 'status'; use bind() for binding)"
+            )
+        if not info.has_status:
+            raise NotFound(f"{info.name} have no status subresource")
+        return subresource
+
+    def _admit(
+        self, operation: str, resource: str, new: dict[str, Any] | None, old: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        if self._admission is None:
+            return new
+        result = self._admission(operation, resource, new, None if old is None else copy_json(old))
+        if operation == "DELETE":
+            return None
+        if result is None:
+            result = new
+        if not isinstance(result, dict):
+            raise TypeError(f"admission returned {type(result).__name__}, expected a dict or None")
+        return normalize_json(result)
+
+    # --- reads --------------------------------------------------------------------------------------------
+
+    def get(self, resource: str, namespace: str | None, name: str) -> dict[str, Any]:
+        """A copy of one object; ``NotFound`` if absent."""
+        with self._lock:
+            self._check_open()
+            info = self._registry.info(resource)
+            return copy_json(self._require(resource, self._scope(info, namespace), name))
+
+    def _iter_objects(self, resource: str, namespace: str | None) -> Iterator[dict[str, Any]]:
+        by_namespace = self._objects.get(resource, {})
+        namespaces = [namespace] if namespace is not None else sorted(by_namespace)
+        for ns in namespaces:
+            objects = by_namespace.get(ns, {})
+            for name in sorted(objects):
+                yield objects[name]
+
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+    ) -> tuple[builtins.list[dict[str, Any]], str]:
+        """Copies of the matching objects sorted by namespace/name, and the current resourceVersion."""
+        labels = parse_label_selector(label_selector)
+        fields = parse_field_selector(field_selector)
+        with self._lock:
+            self._check_open()
+            info = self._registry.info(resource)
+            ns = self._scope(info, namespace) if namespace else None
+            items = [
+                copy_json(obj)
+                for obj in self._iter_objects(resource, ns if info.namespaced else "")
+                if labels.matches_object(obj) and fields.matches(obj)
+            ]
+            return items, str(self._rv)
+
+    # --- writes -------------------------------------------------------------------------------------------
+
+    def create(self, resource: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a new object (see ``Store.create``)."""
+        with self._lock:
+            self._check_open()
+            info = self._registry.info(resource)
+            if not isinstance(obj, Mapping):
+                raise BadRequest(f"an object must be a JSON object, got {type(obj).__name__}")
+            new = normalize_json(dict(obj))
+            meta = _metadata(new)
+            if info.namespaced:
+                namespace = meta.get("namespace") or "default"
+                if not isinstance(namespace, str):
+                    raise BadRequest(f"metadata.namespace must be a string, got {namespace!r}")
+            else:
+                namespace = ""
+            name = self._resolve_name(resource, namespace, meta)
+            uid = meta.get("uid") or self._new_uid()
+            if not isinstance(uid, str):
+                raise BadRequest(f"metadata.uid must be a string, got {uid!r}")
+            stamp = self._now()
+
+            def system_fields(target: dict[str, Any]) -> dict[str, Any]:
+                target_meta = _metadata(target)
+                target_meta["name"] = name
+                if info.namespaced:
+                    target_meta["namespace"] = namespace
+                else:
+                    target_meta.pop("namespace", None)
+                target_meta["uid"] = uid
+                target_meta["creationTimestamp"] = stamp
+                target_meta["generation"] = 1
+                for key in _SYSTEM_CREATE_DROPS:
+                    target_meta.pop(key, None)
+                self._set_type(info, target)
+                return target
+
+            new = system_fields(new)
+            admitted = self._admit("CREATE", resource, new, None)
+            assert admitted is not None
+            new = system_fields(admitted)
+            return self._commit(resource, namespace, name, "ADDED", new, None)
+
+    def _resolve_name(self, resource: str, namespace: str, meta: dict[str, Any]) -> str:
+        name = meta.get("name")
+        if name:
+            name = self._check_name(name)
+            if self._find(resource, namespace, name) is not None:
+                raise AlreadyExists(f"{_describe(resource, namespace, name)} already exists")
+            return name
+        base = meta.get("generateName")
+        if not base or not isinstance(base, str):
+            raise Invalid("metadata.name: Required value: name or generateName is required")
+        for _ in range(16):
+            candidate = self._check_name(self._generated_name(base))
+            if self._find(resource, namespace, candidate) is None:
+                return candidate
+        raise AlreadyExists(f"{resource} with generateName {base!r}: could not find a free name, retry")
+
+    def update(
+        self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None
+    ) -> dict[str, Any]:
+        """Replace an object with optimistic concurrency (see ``Store.update``)."""
+        with self._lock:
+            self._check_open()
+            info = self._registry.info(resource)
+            if not isinstance(obj, Mapping):
+                raise BadRequest(f"an object must be a JSON object, got {type(obj).__name__}")
+            incoming = normalize_json(dict(obj))
+            meta = _metadata(incoming)
+            name = meta.get("name")
+            if not name or not isinstance(name, str):
+                raise BadRequest("metadata.name is required to update an object")
+            namespace = (meta.get("namespace") or "default") if info.namespaced else ""
+            return self._update(info, namespace, name, incoming, self._check_subresource(info, subresource))
+
+    def _prepare_update(
+        self, info: ResourceInfo, old: dict[str, Any], incoming: dict[str, Any], subresource: str | None
+    ) -> dict[str, Any]:
+        """Apply the rules of an update to ``incoming`` (owned): what the caller may and may not change."""
+        if subresource == "status":
+            new = copy_json(old)
+            if "status" in incoming:
+                new["status"] = incoming["status"]
+            else:
+                new.pop("status", None)
+            return new
+        meta = _metadata(incoming)
+        old_meta = old["metadata"]
+        for key in _SYSTEM_UPDATE_KEEPS:
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        if info.has_status:
+            if "status" in old:
+                incoming["status"] = copy_json(old["status"])
+            else:
+                incoming.pop("status", None)
+        self._set_type(info, incoming)
+        return incoming
+
+    def _check_update(self, info: ResourceInfo, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Invariants no update may break, checked after admission."""
+        if info.name == "pods":
+            old_node = (old.get("spec") or {}).get("nodeName") or ""
+            new_spec = new.get("spec")
+            new_node = (new_spec.get("nodeName") if isinstance(new_spec, dict) else None) or ""
+            if old_node != new_node:
+                raise Invalid(
+                    f"spec.nodeName: Forbidden: cannot change from {old_node!r} to {new_node!r} by update; "
+                    "use bind() to assign an unbound pod"
+                )
+        old_meta = old["metadata"]
+        if old_meta.get("deletionTimestamp"):
+            added = set(new["metadata"].get("finalizers") or []) - set(old_meta.get("finalizers") or [])
+            if added:
+                raise Invalid(
+                    f"metadata.finalizers: Forbidden: no new finalizers can be added if the object is "
+                    f"being deleted, found new finalizers {sorted(added)}"
+                )
+
+    @staticmethod
+    def _body_changed(info: ResourceInfo, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        skip = ("metadata", "status") if info.has_status else ("metadata",)
+        keys = (old.keys() | new.keys()).difference(skip)
+        return any(old.get(key) != new.get(key) for key in keys)
+
+    def _update(
+        self,
+        info: ResourceInfo,
+        namespace: str,
+        name: str,
+        incoming: dict[str, Any],
+        subresource: str | None,
+    ) -> dict[str, Any]:
+        resource = info.name
+        old = self._require(resource, namespace, name)
+        old_meta = old["metadata"]
+        meta = _metadata(incoming)
+        wanted_rv = meta.get("resourceVersion")
+        if wanted_rv not in (None, "") and str(wanted_rv) != old_meta["resourceVersion"]:
+            raise Conflict(
+                f'Operation cannot be fulfilled on {resource} "{name}": the object has been modified; '
+                "please apply your changes to the latest version and try again"
+            )
+        wanted_uid = meta.get("uid")
+        if wanted_uid and wanted_uid != old_meta.get("uid"):
+            raise Conflict(
+                f"Precondition failed: UID in precondition: {wanted_uid}, "
+                f"UID in object meta: {old_meta.get('uid')}"
+            )
+        new = self._prepare_update(info, old, incoming, subresource)
+        if self._admission is not None:
+            admitted = self._admit("UPDATE", _qualified(resource, subresource), new, old)
+            assert admitted is not None
+            new = self._prepare_update(info, old, admitted, subresource)
+        self._check_update(info, old, new)
+        new_meta = new["metadata"]
+        if subresource is None and self._body_changed(info, old, new):
+            new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
+        if new == old:
+            return copy_json(old)  # a no-op write: no new resourceVersion, no event (as Kubernetes)
+        if new_meta.get("deletionTimestamp") and not new_meta.get("finalizers"):
+            return self._commit(resource, namespace, name, "DELETED", new, old)
+        return self._commit(resource, namespace, name, "MODIFIED", new, old)
+
+    def patch(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        *,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """Apply a merge patch or JSON patch to the current object, then store it as an update."""
+        with self._lock:
+            self._check_open()
+            info = self._registry.info(resource)
+            ns = self._scope(info, namespace)
+            sub = self._check_subresource(info, subresource)
+            kind = normalize_patch_type(patch_type)
+            if kind == "merge" and not isinstance(patch, Mapping):
+                raise BadRequest("a merge patch must be a JSON object")
+            old = self._require(resource, ns, name)
+            patched = apply_patch(old, dict(patch) if isinstance(patch, Mapping) else patch, kind)
+            if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
+                raise BadRequest("the patched document is not an object with metadata")
+            meta = patched["metadata"]
+            if meta.get("name") != name or (info.namespaced and meta.get("namespace") != ns):
+                raise BadRequest("a patch cannot change metadata.name or metadata.namespace")
+            return self._update(info, ns, name, patched, sub)
+
+    def delete(
+        self, resource: str, namespace: str | None, name: str, *, resource_version: str | None = None
+    ) -> dict[str, Any]:
+        """Delete now, or set ``deletionTimestamp`` while finalizers remain; returns the object."""
+        with self._lock:
+            self._check_open()
+            info = self._registry.info(resource)
+            ns = self._scope(info, namespace)
+            old = self._require(resource, ns, name)
+            old_meta = old["metadata"]
+            if resource_version not in (None, "") and str(resource_version) != old_meta["resourceVersion"]:
+                raise Conflict(
+                    f'Operation cannot be fulfilled on {resource} "{name}": the resourceVersion in the '
+                    f"precondition ({resource_version}) does not match the object's "
+                    f"({old_meta['resourceVersion']})"
+                )
+            self._admit("DELETE", resource, None, old)
+            if old_meta.get("finalizers"):
+                if old_meta.get("deletionTimestamp"):
+                    return copy_json(old)
+                new = copy_json(old)
+                new_meta = new["metadata"]
+                new_meta["deletionTimestamp"] = self._now()
+                new_meta["deletionGracePeriodSeconds"] = 0
+                new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
+                return self._commit(resource, ns, name, "MODIFIED", new, old)
+            return self._commit(resource, ns, name, "DELETED", copy_json(old), old)
+
+    def bind(self, namespace: str, pod_name: str, node_name: str) -> dict[str, Any]:
+        """Assign an unbound pod to a node, exactly once (see ``Store.bind``)."""
+        with self._lock:
+            self._check_open()
+            info = self._registry.info("pods")
+            ns = self._scope(info, namespace)
+            if not node_name or not isinstance(node_name, str):
+                raise BadRequest("a binding needs a target node name")
+            old = self._require("pods", ns, pod_name)
+            current = (old.get("spec") or {}).get("nodeName")
+            if current:
+                raise Conflict(f'pod {pod_name} is already assigned to node "{current}"')
+            if old["metadata"].get("deletionTimestamp"):
+                raise Conflict(f"pod {pod_name} is being deleted, cannot be assigned to a host")
+            new = copy_json(old)
+            spec = new.setdefault("spec", {})
+            if not isinstance(spec, dict):
+                raise BadRequest("pod spec is not an object")
+            spec["nodeName"] = node_name
+            self._set_condition(new, {"type": "PodScheduled", "status": "True", "lastProbeTime": None})
+            new["metadata"]["generation"] = int(old["metadata"].get("generation") or 0) + 1
+            if self._admission is not None:
+                self._admit("UPDATE", "pods/binding", copy_json(new), old)
+            return self._commit("pods", ns, pod_name, "MODIFIED", new, old)
+
+    def _set_condition(self, pod: dict[str, Any], condition: dict[str, Any]) -> None:
+        status = pod.get("status")
+        if not isinstance(status, dict):
+            status = pod["status"] = {}
+        conditions = status.get("conditions")
+        if not isinstance(conditions, list):
+            conditions = status["conditions"] = []
+        condition = {**condition, "lastTransitionTime": self._now()}
+        for index, existing in enumerate(conditions):
+            if isinstance(existing, dict) and existing.get("type") == condition["type"]:
+                if existing.get("status") == condition["status"]:
+                    condition["lastTransitionTime"] = existing.get("lastTransitionTime")
+                conditions[index] = {**existing, **condition}
+                return
+        conditions.append(condition)
+
+    # --- commit, batches ----------------------------------------------------------------------------------
+
+    def _commit(
+        self,
+        resource: str,
+        namespace: str,
+        name: str,
+        event_type: Literal["ADDED", "MODIFIED", "DELETED"],
+        new: dict[str, Any],
+        previous: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """Persist one write (``new`` is owned and becomes immutable), then publish it."""
+        rv = self._rv + 1
+        new["metadata"]["resourceVersion"] = str(rv)
+        event = StoredEvent(rv, event_type, resource, namespace, name, new, previous)
+        batch = self._batch
+        if batch is None:
+            try:
+                self._backend.record(event)
+                self._backend.commit()
+            except BaseException:
+                self._safe_rollback()
+                raise
+        else:
+            try:
+                self._backend.record(event)
+            except BaseException as exc:
+                batch.failure = exc
+                raise
+        self._rv = rv
+        by_name = self._objects.setdefault(resource, {}).setdefault(namespace, {})
+        if event_type == "DELETED":
+            del by_name[name]
+        else:
+            by_name[name] = new
+        if batch is None:
+            self._publish(event)
+        else:
+            batch.undo.append((resource, namespace, name, previous))
+            batch.events.append(event)
+        return copy_json(new)
+
+    def _safe_rollback(self) -> None:
+        with suppress(Exception):  # the error that made us roll back is the one worth raising
+            self._backend.rollback()
+
+    def _publish(self, event: StoredEvent) -> None:
+        self._log.append(event)
+        for entry in builtins.list(self._watchers.get(event.resource, {}).values()):
+            self._deliver(entry, event)
+
+    @contextmanager
+    def batch(self) -> Iterator[Self]:
+        """Group writes into one transaction, acknowledged (durable and visible) when the block exits.
+
+        Other threads wait until then; watches see the writes only after the commit. If the block raises,
+        every write in it is rolled back and no watch sees any of them. Nested batches join the outer one.
+        """
+        with self._lock:
+            self._check_open()
+            if self._batch is not None:
+                yield self
+                return
+            batch = self._batch = _Batch(self._rv)
+            try:
+                yield self
+                if batch.failure is not None:
+                    raise StoreError(f"batch rolled back: a write failed to persist: {batch.failure}")
+                if batch.events:
+                    self._backend.commit()
+            except BaseException:
+                self._rollback_batch(batch)
+                raise
+            self._batch = None
+            for event in batch.events:
+                self._publish(event)
+
+    def _rollback_batch(self, batch: _Batch) -> None:
+        self._safe_rollback()
+        for resource, namespace, name, previous in reversed(batch.undo):
+            by_name = self._objects.setdefault(resource, {}).setdefault(namespace, {})
+            if previous is None:
+                by_name.pop(name, None)
+            else:
+                by_name[name] = previous
+        self._rv = batch.start_rv
+        self._batch = None
+
+    # --- watches ------------------------------------------------------------------------------------------
+
+    def _oldest_watchable(self) -> int:
+        """The oldest resourceVersion a watch can start from: every later event is still in the log."""
+        return self._log[0].resource_version - 1 if self._log else self._rv
+
+    def watch(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+        allow_bookmarks: bool = False,
+    ) -> Watcher:
+        """Events after ``resource_version`` then live ones (see ``Store.watch``); ``Gone`` if compacted."""
+        labels = parse_label_selector(label_selector)
+        fields = parse_field_selector(field_selector)
+        with self._lock:
+            self._check_open()
+            info = self._registry.info(resource)
+            ns = self._scope(info, namespace) if namespace else None
+            watcher = Watcher(on_close=self._unregister)
+            entry = _WatchEntry(watcher, resource, ns, labels, fields, allow_bookmarks, self._rv)
+            if resource_version in (None, "", "0"):
+                for obj in self._iter_objects(resource, ns if info.namespaced else ""):
+                    if entry.matches(obj):
+                        watcher.put("ADDED", obj, obj["metadata"]["resourceVersion"])
+            else:
+                if not isinstance(resource_version, str) or not resource_version.isdigit():
+                    raise BadRequest(f"invalid resourceVersion {resource_version!r}")
+                entry.start = int(resource_version)
+                oldest = self._oldest_watchable()
+                if entry.start < oldest:
+                    raise Gone(f"too old resource version: {entry.start} ({oldest})")
+                for event in self._log:
+                    self._deliver(entry, event)
+            self._watchers.setdefault(resource, {})[watcher] = entry
+            return watcher
+
+    @staticmethod
+    def _deliver(entry: _WatchEntry, event: StoredEvent) -> None:
+        """Send ``event`` to one watch; selector transitions become ADDED / DELETED, as in Kubernetes."""
+        if event.resource_version <= entry.start or event.resource != entry.resource:
+            return
+        if entry.namespace is not None and event.namespace != entry.namespace:
+            return
+        rv = str(event.resource_version)
+        was = event.previous is not None and entry.matches(event.previous)
+        if event.type == "DELETED":
+            if was:
+                entry.watcher.put("DELETED", event.object, rv)
+            return
+        now = entry.matches(event.object)
+        if now:
+            entry.watcher.put("MODIFIED" if was else "ADDED", event.object, rv)
+        elif was:
+            assert event.previous is not None
+            entry.watcher.put("DELETED", event.previous, rv)
+
+    def _unregister(self, watcher: Watcher) -> None:
+        with self._lock:
+            for entries in self._watchers.values():
+                entries.pop(watcher, None)
+
+    def bookmark(self) -> None:
+        """Send a BOOKMARK with the latest committed resourceVersion to watches that allow bookmarks."""
+        with self._lock:
+            self._check_open()
+            rv = self._batch.start_rv if self._batch is not None else self._rv
+            for entries in self._watchers.values():
+                for entry in entries.values():
+                    if entry.allow_bookmarks and rv >= entry.start:
+                        entry.watcher.put("BOOKMARK", None, str(rv))
+
+    # --- lifecycle ----------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every watch and the backend; later calls raise ``StoreClosed``."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            watchers = [w for entries in self._watchers.values() for w in entries]
+            self._watchers.clear()
+            for watcher in watchers:
+                watcher.close()
+            self._backend.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} rv={self._rv} closed={self._closed}>"

@@ -1,0 +1,186 @@
+"""JSON merge patch (RFC 7386) and JSON patch (RFC 6902), applied to copies.
+
+Neither function mutates its inputs; both return a new document. Any failure raises ``BadRequest`` and,
+since the document is only stored after the whole patch applied, leaves the store untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import BadRequest
+from .jsonutil import copy_json, json_equal, normalize_json
+
+__all__ = ["PATCH_TYPES", "apply_json_patch", "apply_merge_patch", "apply_patch", "normalize_patch_type"]
+
+PATCH_TYPES: dict[str, str] = {
+    "merge": "merge",
+    "application/merge-patch+json": "merge",
+    "json": "json",
+    "application/json-patch+json": "json",
+}
+
+
+def normalize_patch_type(patch_type: str) -> str:
+    """Map a short name or a content type to ``"merge"`` or ``"json"``; others are refused."""
+    try:
+        return PATCH_TYPES[patch_type]
+    except KeyError:
+        raise BadRequest(
+            f"unsupported patch type {patch_type!r} (supported: merge / application/merge-patch+json, "
+            "json / application/json-patch+json)"
+        ) from None
+
+
+def apply_patch(document: Any, patch: Any, patch_type: str) -> Any:
+    """Apply a patch of the given type (see ``normalize_patch_type``)."""
+    if normalize_patch_type(patch_type) == "merge":
+        return apply_merge_patch(document, patch)
+    return apply_json_patch(document, patch)
+
+
+def apply_merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: objects merge recursively, ``null`` deletes a key, anything else replaces."""
+    if not isinstance(patch, dict):
+        return normalize_json(patch)
+    return _merge(copy_json(target) if isinstance(target, dict) else {}, patch)
+
+
+def _merge(result: dict[str, Any], patch: dict[Any, Any]) -> dict[str, Any]:
+    """Merge ``patch`` into ``result``, which the caller owns and which is modified in place."""
+    for key, value in patch.items():
+        if type(key) is not str:
+            raise BadRequest(f"merge patch: key {key!r} is not a string")
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, dict):
+            current = result.get(key)
+            result[key] = _merge(current if isinstance(current, dict) else {}, value)
+        else:
+            result[key] = normalize_json(value)
+    return result
+
+
+# --- RFC 6902 ---------------------------------------------------------------------------------------------
+
+
+def _parse_pointer(pointer: Any) -> list[str]:
+    """RFC 6901: ``/a/b~1c`` -> ``["a", "b/c"]``; ``""`` is the whole document."""
+    if not isinstance(pointer, str):
+        raise BadRequest(f"JSON patch: path {pointer!r} is not a string")
+    if pointer == "":
+        return []
+    if not pointer.startswith("/"):
+        raise BadRequest(f"JSON patch: path {pointer!r} must start with '/'")
+    return [token.replace("~1", "/").replace("~0", "~") for token in pointer[1:].split("/")]
+
+
+def _index(container: list[Any], token: str, pointer: str, *, allow_end: bool) -> int:
+    if token == "-" and allow_end:
+        return len(container)
+    if not token.isdigit() or (token != "0" and token.startswith("0")):
+        raise BadRequest(f"JSON patch: {token!r} in {pointer!r} is not an array index")
+    index = int(token)
+    limit = len(container) if allow_end else len(container) - 1
+    if index > limit:
+        raise BadRequest(f"JSON patch: index {index} in {pointer!r} is out of range")
+    return index
+
+
+def _resolve(doc: Any, tokens: list[str], pointer: str) -> Any:
+    node = doc
+    for token in tokens:
+        if isinstance(node, dict):
+            if token not in node:
+                raise BadRequest(f"JSON patch: path {pointer!r} does not exist")
+            node = node[token]
+        elif isinstance(node, list):
+            node = node[_index(node, token, pointer, allow_end=False)]
+        else:
+            raise BadRequest(f"JSON patch: path {pointer!r} does not exist")
+    return node
+
+
+def _parent(doc: Any, tokens: list[str], pointer: str) -> Any:
+    parent = _resolve(doc, tokens[:-1], pointer)
+    if not isinstance(parent, dict | list):
+        raise BadRequest(f"JSON patch: parent of {pointer!r} is not an object or array")
+    return parent
+
+
+def _add(doc: Any, tokens: list[str], value: Any, pointer: str) -> Any:
+    if not tokens:
+        return value
+    parent = _parent(doc, tokens, pointer)
+    if isinstance(parent, dict):
+        parent[tokens[-1]] = value
+    else:
+        parent.insert(_index(parent, tokens[-1], pointer, allow_end=True), value)
+    return doc
+
+
+def _remove(doc: Any, tokens: list[str], pointer: str) -> tuple[Any, Any]:
+    if not tokens:
+        raise BadRequest("JSON patch: cannot remove the whole document")
+    parent = _parent(doc, tokens, pointer)
+    if isinstance(parent, dict):
+        if tokens[-1] not in parent:
+            raise BadRequest(f"JSON patch: path {pointer!r} does not exist")
+        return doc, parent.pop(tokens[-1])
+    return doc, parent.pop(_index(parent, tokens[-1], pointer, allow_end=False))
+
+
+def _replace(doc: Any, tokens: list[str], value: Any, pointer: str) -> Any:
+    if not tokens:
+        return value
+    parent = _parent(doc, tokens, pointer)
+    if isinstance(parent, dict):
+        if tokens[-1] not in parent:
+            raise BadRequest(f"JSON patch: path {pointer!r} does not exist")
+        parent[tokens[-1]] = value
+    else:
+        parent[_index(parent, tokens[-1], pointer, allow_end=False)] = value
+    return doc
+
+
+def _operation_value(op: dict[str, Any], index: int) -> Any:
+    if "value" not in op:
+        raise BadRequest(f"JSON patch: operation {index} ({op.get('op')}) needs a 'value'")
+    return normalize_json(op["value"])
+
+
+def apply_json_patch(document: Any, patch: Any) -> Any:
+    """RFC 6902: add, remove, replace, move, copy, test, applied in order, all or nothing."""
+    if not isinstance(patch, list):
+        raise BadRequest("JSON patch must be an array of operations")
+    doc = copy_json(document)
+    for index, op in enumerate(patch):
+        if not isinstance(op, dict):
+            raise BadRequest(f"JSON patch: operation {index} is not an object")
+        name = op.get("op")
+        pointer = op.get("path")
+        tokens = _parse_pointer(pointer)
+        if name == "add":
+            doc = _add(doc, tokens, _operation_value(op, index), pointer)
+        elif name == "remove":
+            doc, _ = _remove(doc, tokens, pointer)
+        elif name == "replace":
+            doc = _replace(doc, tokens, _operation_value(op, index), pointer)
+        elif name in ("move", "copy"):
+            source = op.get("from")
+            from_tokens = _parse_pointer(source)
+            if name == "move":
+                if from_tokens == tokens:
+                    continue
+                if tokens[: len(from_tokens)] == from_tokens:
+                    raise BadRequest(f"JSON patch: cannot move {source!r} into its own child {pointer!r}")
+                doc, value = _remove(doc, from_tokens, source)
+            else:
+                value = copy_json(_resolve(doc, from_tokens, source))
+            doc = _add(doc, tokens, value, pointer)
+        elif name == "test":
+            if not json_equal(_resolve(doc, tokens, pointer), _operation_value(op, index)):
+                raise BadRequest(f"JSON patch: test of {pointer!r} failed")
+        else:
+            raise BadRequest(f"JSON patch: operation {index} has unknown op {name!r}")
+    return doc

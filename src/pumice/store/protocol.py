@@ -1,0 +1,167 @@
+"""The store contract shared by every implementation (memory, SQLite, a real API server).
+
+Objects are plain JSON dicts in Kubernetes wire form; resources are Kubernetes resource strings
+(``pods``, ``podgroups.scheduling.volcano.sh``); resourceVersions are decimal strings that only grow.
+Everything handed out is a copy owned by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from .selectors import FieldSelector, LabelSelector
+
+__all__ = [
+    "Admission",
+    "EventType",
+    "FieldSelectorArg",
+    "LabelSelectorArg",
+    "Operation",
+    "Store",
+    "Watch",
+    "WatchEvent",
+]
+
+EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+Operation = Literal["CREATE", "UPDATE", "DELETE"]
+LabelSelectorArg = str | Mapping[str, Any] | LabelSelector | None
+FieldSelectorArg = str | FieldSelector | None
+
+Admission = Callable[[str, str, dict[str, Any] | None, dict[str, Any] | None], dict[str, Any] | None]
+"""``admission(operation, resource, new, old) -> new | None``.
+
+Called on every write, inside the store's lock, before anything is stored. ``operation`` is ``"CREATE"``,
+``"UPDATE"`` or ``"DELETE"``. ``resource`` is the resource string, qualified with the subresource for
+subresource writes as Kubernetes does (``"pods/status"``, ``"pods/binding"``), so that a policy written for
+the main resource is not applied to status writes by accident. ``new`` is the object about to be stored
+(``None`` for DELETE), ``old`` a copy of the stored one (``None`` for CREATE). Return a (possibly mutated)
+object to store instead (defaulting), or ``None`` to keep ``new``; raise ``Invalid`` to refuse the write,
+which then changes nothing. System fields (uid, resourceVersion, creationTimestamp, ...) are re-applied
+after admission, and for subresource writes only the subresource's part of a returned object is used.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One change seen by a watch; ``object`` is the caller's own copy."""
+
+    type: EventType
+    object: dict[str, Any]
+
+
+@runtime_checkable
+class Watch(Protocol):
+    """A stream of ``WatchEvent``; thread-safe, and usable from asyncio via ``anext``."""
+
+    @property
+    def closed(self) -> bool:
+        """True once closed (by the caller or by the store); queued events can still be read."""
+        ...
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        """Wait up to ``timeout`` seconds (``None``: forever); ``None`` on timeout or closed and empty."""
+        ...
+
+    def drain(self) -> list[WatchEvent]:
+        """All queued events, without blocking."""
+        ...
+
+    async def anext(self, timeout: float | None = None) -> WatchEvent | None:
+        """Like ``next`` but awaits without blocking the event loop."""
+        ...
+
+    def close(self) -> None:
+        """Stop receiving events; blocked readers wake up and get ``None``."""
+        ...
+
+    def __iter__(self) -> Iterator[WatchEvent]: ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Get, list, watch and write Kubernetes objects (see the module docstring for the conventions)."""
+
+    @property
+    def resource_version(self) -> str:
+        """The resourceVersion of the latest write ("0" for an empty store)."""
+        ...
+
+    def get(self, resource: str, namespace: str | None, name: str) -> dict[str, Any]:
+        """One object; ``NotFound`` if absent. ``namespace`` is ``None`` for cluster-scoped resources."""
+        ...
+
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+    ) -> tuple[list[dict[str, Any]], str]:
+        """Matching objects sorted by namespace/name, and the resourceVersion to watch from."""
+        ...
+
+    def create(self, resource: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a new object; sets uid (unless given), creationTimestamp, resourceVersion, generation 1.
+
+        ``metadata.generateName`` is honoured when ``metadata.name`` is absent; a namespaced object without
+        a namespace goes to ``default``. ``AlreadyExists`` if the name is taken.
+        """
+        ...
+
+    def update(
+        self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None
+    ) -> dict[str, Any]:
+        """Replace an object. A given ``metadata.resourceVersion`` must be current (else ``Conflict``).
+
+        Without ``subresource`` the stored ``status`` is kept (for resources with a status subresource);
+        with ``subresource="status"`` only ``status`` changes. ``generation`` bumps when the spec changes.
+        """
+        ...
+
+    def patch(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        *,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """Apply a JSON merge patch (``"merge"``) or a JSON patch (``"json"``) and store the result."""
+        ...
+
+    def delete(
+        self, resource: str, namespace: str | None, name: str, *, resource_version: str | None = None
+    ) -> dict[str, Any]:
+        """Delete an object (or mark it with ``deletionTimestamp`` while finalizers remain)."""
+        ...
+
+    def bind(self, namespace: str, pod_name: str, node_name: str) -> dict[str, Any]:
+        """Set ``spec.nodeName`` of an unbound pod; ``Conflict`` if it is bound already or being deleted."""
+        ...
+
+    def watch(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+        allow_bookmarks: bool = False,
+    ) -> Watch:
+        """Events after ``resource_version`` (``Gone`` if compacted), then live events.
+
+        ``None`` or ``"0"`` starts with a synthetic ``ADDED`` for every current object, as Kubernetes does.
+        """
+        ...
+
+    def bookmark(self) -> None:
+        """Send a ``BOOKMARK`` with the current resourceVersion to every watch that allows bookmarks."""
+        ...
+
+    def close(self) -> None:
+        """Release resources and close every open watch."""
+        ...

@@ -1,0 +1,160 @@
+"""``Watcher``: a thread-safe queue of watch events with blocking, non-blocking and asyncio readers.
+
+The store pushes events while holding its own lock; a watcher only ever takes its private condition lock,
+so a slow reader never blocks writers. Objects are copied when read, not when queued: a watcher that is
+closed or never read costs no copies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import suppress
+from typing import Any
+
+from .jsonutil import copy_json
+from .protocol import EventType, WatchEvent
+
+__all__ = ["Watcher"]
+
+_Entry = tuple[EventType, dict[str, Any] | None, str]
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class Watcher:
+    """A stream of ``WatchEvent``s for one watch request (see ``pumice.store.protocol.Watch``)."""
+
+    def __init__(self, on_close: Callable[[Watcher], None] | None = None) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: deque[_Entry] = deque()
+        self._closed = False
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._on_close = on_close
+
+    # --- producer side ------------------------------------------------------------------------------------
+
+    def put(self, event_type: EventType, obj: dict[str, Any] | None, resource_version: str) -> None:
+        """Queue an event. ``obj`` is copied when read, so the producer must never mutate it afterwards.
+
+        The handed-out object gets ``metadata.resourceVersion = resource_version``; a ``BOOKMARK`` carries
+        only that field.
+        """
+        with self._cond:
+            if self._closed:
+                return
+            self._queue.append((event_type, obj, resource_version))
+            self._cond.notify()
+            self._wake_async()
+
+    def _wake_async(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            with suppress(RuntimeError):  # that event loop is closed: nobody is waiting any more
+                loop.call_soon_threadsafe(_wake, future)
+
+    # --- consumer side ------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once closed; events queued before closing can still be read."""
+        return self._closed
+
+    @property
+    def pending(self) -> int:
+        """Number of queued, unread events."""
+        return len(self._queue)
+
+    @staticmethod
+    def _materialize(entry: _Entry) -> WatchEvent:
+        event_type, obj, resource_version = entry
+        if obj is None:
+            return WatchEvent(event_type, {"metadata": {"resourceVersion": resource_version}})
+        copy = copy_json(obj)
+        meta = copy.get("metadata")
+        if isinstance(meta, dict):
+            meta["resourceVersion"] = resource_version
+        return WatchEvent(event_type, copy)
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        """The next event, waiting up to ``timeout`` seconds (``None``: until one arrives or closed)."""
+        with self._cond:
+            if not self._queue and not self._closed:
+                self._cond.wait_for(lambda: bool(self._queue) or self._closed, timeout)
+            if not self._queue:
+                return None
+            entry = self._queue.popleft()
+        return self._materialize(entry)
+
+    def drain(self) -> list[WatchEvent]:
+        """Every queued event, without waiting."""
+        with self._cond:
+            entries = list(self._queue)
+            self._queue.clear()
+        return [self._materialize(entry) for entry in entries]
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        """Blocking iteration that ends when the watch is closed and drained."""
+        while True:
+            event = self.next()
+            if event is None:
+                return
+            yield event
+
+    async def anext(self, timeout: float | None = None) -> WatchEvent | None:
+        """Like ``next`` but awaits on the running event loop instead of blocking a thread."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            future: asyncio.Future[None] = loop.create_future()
+            with self._cond:
+                if self._queue:
+                    entry = self._queue.popleft()
+                    break
+                if self._closed:
+                    return None
+                waiter = (loop, future)
+                self._waiters.append(waiter)
+            remaining = None if deadline is None else deadline - loop.time()
+            try:
+                if remaining is not None and remaining <= 0:
+                    return None
+                await asyncio.wait_for(future, remaining)
+            except TimeoutError:
+                return None
+            finally:
+                with self._cond:
+                    if waiter in self._waiters:
+                        self._waiters.remove(waiter)
+        return self._materialize(entry)
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        event = await self.anext()
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+    def close(self) -> None:
+        """Stop the watch: no more events are queued and every waiting reader wakes up."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._cond.notify_all()
+            self._wake_async()
+        if self._on_close is not None:
+            self._on_close(self)
+
+    def __enter__(self) -> Watcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
