@@ -97,10 +97,7 @@ def test_create_duplicate_and_missing_name(store: BaseStore) -> None:
 
 
 def test_generate_name(store: BaseStore) -> None:
-    names = {
-        store.create("pods", {"metadata": {"generateName": "job-task-"}})["metadata"]["name"]
-        for _ in range(50)
-    }
+    names = {store.create("pods", {"metadata": {"generateName": "job-task-"}})["metadata"]["name"] for _ in range(50)}
     assert len(names) == 50
     assert all(re.fullmatch(r"job-task-[bcdfghjklmnpqrstvwxz2456789]{5}", n) for n in names)
     long = store.create("pods", {"metadata": {"generateName": "x" * 80}})["metadata"]["name"]

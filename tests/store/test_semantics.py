@@ -113,11 +113,13 @@ def test_admission_cannot_break_subresource_rules(make_store: StoreFactory) -> N
 
 
 def test_bind_once(store: BaseStore) -> None:
-    store.create("pods", pod("a", status={"conditions": [{"type": "PodScheduled", "status": "False"}]}))
+    unschedulable = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+    store.create("pods", pod("a", status={"conditions": [unschedulable]}))
     bound = store.bind("default", "a", "node-1")
     assert bound["spec"]["nodeName"] == "node-1"
     condition = bound["status"]["conditions"][0]
     assert condition["type"] == "PodScheduled" and condition["status"] == "True"
+    assert "reason" not in condition
     assert condition["lastTransitionTime"]
     with pytest.raises(Conflict) as err:
         store.bind("default", "a", "node-2")

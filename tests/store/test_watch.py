@@ -15,10 +15,7 @@ from .helpers import pod
 
 
 def summary(events: list[WatchEvent]) -> list[tuple[str, str, str]]:
-    return [
-        (e.type, e.object["metadata"].get("name", ""), e.object["metadata"]["resourceVersion"])
-        for e in events
-    ]
+    return [(e.type, e.object["metadata"].get("name", ""), e.object["metadata"]["resourceVersion"]) for e in events]
 
 
 def test_watch_from_list_version_sees_changes_in_order(store: BaseStore) -> None:

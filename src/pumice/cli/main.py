@@ -45,5 +45,10 @@ def schedule(
         sys.stdout.write(text + "\n")
 
 
+# Further commands live in their own modules and are registered here, one line each.
+# (validate: registered below by the admission work)
+# (sim: registered below by the simulator work)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

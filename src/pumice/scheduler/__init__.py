@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from typing import Any
 
@@ -44,15 +45,32 @@ def open_session(state: ClusterState, conf: SchedulerConf) -> Session:
     return ssn
 
 
-def run_session(objects: Iterable[dict[str, Any]] | ClusterState, conf: SchedulerConf | None = None) -> SessionOutcome:
-    """Run exactly one scheduling session and say what it decided."""
+def run_session(
+    objects: Iterable[dict[str, Any]] | ClusterState, conf: SchedulerConf | None = None, *, revert: bool = False
+) -> SessionOutcome:
+    """Run exactly one scheduling session and say what it decided.
+
+    With ``revert`` the state is left as the store will see it once the decisions are written:
+    committed binds and evictions stay, anything uncommitted is undone (for long-lived caches).
+    """
     conf = conf or default_conf()
     state = objects if isinstance(objects, ClusterState) else build_cluster_state(objects)
-    ssn = open_session(state, conf)
-    for name in conf.actions:
-        ACTIONS[name]().execute(ssn)
-    ssn.close()
-    return summarize(ssn)
+    # A session allocates many small, long-lived objects and frees few: the cyclic collector's
+    # passes over them would be pure overhead (about a fifth of a large session).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        ssn = open_session(state, conf)
+        for name in conf.actions:
+            ACTIONS[name]().execute(ssn)
+        ssn.close()
+        outcome = summarize(ssn)
+        if revert:
+            ssn.revert()
+        return outcome
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def node_scores(objects: Iterable[dict[str, Any]], conf: SchedulerConf | None = None) -> dict[str, dict[str, float]]:

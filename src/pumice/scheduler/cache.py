@@ -37,6 +37,8 @@ class ClusterState:
     hypernodes: list[dict[str, Any]] = field(default_factory=list)
     #: Pods of the scheduler that have no PodGroup (left out, as Volcano does), for explanations.
     orphan_pods: list[str] = field(default_factory=list)
+    #: Every job, those whose queue does not exist included (``jobs`` leaves them out, as Volcano does).
+    all_jobs: dict[str, JobInfo] = field(default_factory=dict)
 
 
 def parse_time(value: Any) -> float:
@@ -152,145 +154,179 @@ def shape_key(pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> tupl
     )
 
 
-def build_cluster_state(
-    objects: Iterable[dict[str, Any]], scheduler_names: Iterable[str] = ("volcano",)
-) -> ClusterState:
-    """Group wire-format objects into the session's starting state (Volcano's cache snapshot)."""
-    scheduler_set = set(scheduler_names)
-    nodes: list[dict[str, Any]] = []
-    pods: list[dict[str, Any]] = []
-    groups: list[dict[str, Any]] = []
-    queue_objs: list[dict[str, Any]] = []
-    hypernodes: list[dict[str, Any]] = []
-    priority_classes: dict[str, int] = {}
-    default_priority = 0
-    for obj in objects:
+@dataclass
+class Catalog:
+    """Objects of one cluster by kind, and what a session needs to turn them into jobs and tasks."""
+
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    queues: list[dict[str, Any]] = field(default_factory=list)
+    hypernodes: list[dict[str, Any]] = field(default_factory=list)
+    priority_classes: dict[str, int] = field(default_factory=dict)
+    default_priority: int = 0
+
+    def add(self, obj: dict[str, Any]) -> None:
         kind = obj.get("kind")
         if kind == "Node":
             if _is_ready(obj):
-                nodes.append(obj)
+                self.nodes.append(obj)
         elif kind == "Pod":
-            pods.append(obj)
+            self.pods.append(obj)
         elif kind == "PodGroup":
-            groups.append(obj)
+            self.groups.append(obj)
         elif kind == "Queue":
-            queue_objs.append(obj)
+            self.queues.append(obj)
         elif kind == "HyperNode":
-            hypernodes.append(obj)
+            self.hypernodes.append(obj)
         elif kind == "PriorityClass":
             value = int(obj.get("value") or 0)
-            priority_classes[_meta(obj).get("name", "")] = value
+            self.priority_classes[_meta(obj).get("name", "")] = value
             if obj.get("globalDefault"):
-                default_priority = value
+                self.default_priority = value
 
-    names: set[str] = set()
-    for nd in nodes:
-        names.update(((nd.get("status") or {}).get("allocatable") or {}).keys())
-    for pod in pods:
-        names.update(pod_resource_names(pod))
-    space = ResourceSpace(names)
-    table = NodeTable(space, nodes)
+    def resource_space(self) -> ResourceSpace:
+        names: set[str] = set()
+        for nd in self.nodes:
+            names.update(((nd.get("status") or {}).get("allocatable") or {}).keys())
+        for pod in self.pods:
+            names.update(pod_resource_names(pod))
+        return ResourceSpace(names)
 
-    queues: dict[str, QueueInfo] = {}
-    for q in queue_objs:
-        meta = _meta(q)
-        spec = q.get("spec") or {}
-        name = meta.get("name", "")
-        reclaimable = spec.get("reclaimable")
-        queues[name] = QueueInfo(
-            uid=name,
-            name=name,
-            weight=int(spec.get("weight") if spec.get("weight") is not None else 1),
-            priority=int(spec.get("priority") or 0),
-            parent=spec.get("parent") or "",
-            state=(q.get("status") or {}).get("state") or "Open",
-            reclaimable=True if reclaimable is None else bool(reclaimable),
-            capability=spec.get("capability"),
-            guarantee=(spec.get("guarantee") or {}).get("resource"),
-            deserved=spec.get("deserved"),
-            creation=parse_time(meta.get("creationTimestamp")),
-            queue=q,
-        )
 
-    jobs: dict[str, JobInfo] = {}
-    for pg in groups:
-        meta = _meta(pg)
-        spec = pg.get("spec") or {}
-        ns = meta.get("namespace") or "default"
-        uid = f"{ns}/{meta.get('name', '')}"
-        pc = spec.get("priorityClassName")
-        priority = priority_classes.get(pc, default_priority) if pc else default_priority
-        min_res = spec.get("minResources")
-        jobs[uid] = JobInfo(
-            uid=uid,
-            namespace=ns,
-            name=meta.get("name", ""),
-            queue=spec.get("queue") or "default",
-            priority=priority,
-            min_available=int(spec.get("minMember") or 0),
-            min_task_member={k: int(v) for k, v in (spec.get("minTaskMember") or {}).items()},
-            creation=parse_time(meta.get("creationTimestamp")),
-            pod_group=pg,
-            phase=(pg.get("status") or {}).get("phase") or "Pending",
-            min_resources=space.vector(min_res) if min_res is not None else None,
-            preemptable=_flag(meta, "volcano.sh/preemptable", False),
-            resources=space,
-            network_topology=spec.get("networkTopology"),
-        )
+def make_queue(q: dict[str, Any]) -> QueueInfo:
+    meta = _meta(q)
+    spec = q.get("spec") or {}
+    name = meta.get("name", "")
+    reclaimable = spec.get("reclaimable")
+    return QueueInfo(
+        uid=name,
+        name=name,
+        weight=int(spec.get("weight") if spec.get("weight") is not None else 1),
+        priority=int(spec.get("priority") or 0),
+        parent=spec.get("parent") or "",
+        state=(q.get("status") or {}).get("state") or "Open",
+        reclaimable=True if reclaimable is None else bool(reclaimable),
+        capability=spec.get("capability"),
+        guarantee=(spec.get("guarantee") or {}).get("resource"),
+        deserved=spec.get("deserved"),
+        creation=parse_time(meta.get("creationTimestamp")),
+        queue=q,
+    )
 
-    orphans: list[str] = []
-    for pod in pods:
-        meta = _meta(pod)
-        spec = pod.get("spec") or {}
-        ns = meta.get("namespace") or "default"
-        name = meta.get("name", "")
-        status = task_status(pod)
-        resreq, init, nonzero = pod_requests(space, pod)
-        ann = meta.get("annotations") or {}
-        labels = meta.get("labels") or {}
-        priority = spec.get("priority")
-        if priority is None:
-            pc = spec.get("priorityClassName")
-            priority = priority_classes.get(pc, DEFAULT_TASK_PRIORITY)
-        if TASK_PRIORITY_ANNOTATION in ann:
-            with contextlib.suppress(ValueError):
-                priority = int(ann[TASK_PRIORITY_ANNOTATION])
-        group = next((ann[k] for k in GROUP_NAME_ANNOTATIONS if ann.get(k)), "")
-        job = jobs.get(f"{ns}/{group}") if group else None
-        ours = (spec.get("schedulerName") or "default-scheduler") in scheduler_set
-        task = TaskInfo(
-            uid=meta.get("uid") or f"{ns}-{name}",
-            namespace=ns,
-            name=name,
-            job=job if ours else None,
-            status=status,
-            resreq=resreq,
-            init_resreq=init,
-            nonzero=nonzero,
-            priority=int(priority),
-            preemptable=_flag(meta, PREEMPTABLE_KEY, True),
-            role=ann.get(TASK_SPEC_KEY) or labels.get(TASK_SPEC_KEY) or "",
-            index=_pod_index(name),
-            creation=parse_time(meta.get("creationTimestamp")),
-            pod=pod,
-            shape=shape_key(pod, resreq, init),
-            preemption_never=spec.get("preemptionPolicy") == "Never",
-            nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
-        )
-        node_name = spec.get("nodeName") or ""
-        if node_name and not status & (TaskStatus.SUCCEEDED | TaskStatus.FAILED):
-            j = table.index.get(node_name)
-            if j is not None:
-                task.node = j
-                task.node_name = node_name
-                table.add_task(j, task)
-        elif node_name:
+
+def make_job(space: ResourceSpace, pg: dict[str, Any], catalog: Catalog) -> JobInfo:
+    meta = _meta(pg)
+    spec = pg.get("spec") or {}
+    ns = meta.get("namespace") or "default"
+    pc = spec.get("priorityClassName")
+    default = catalog.default_priority
+    priority = catalog.priority_classes.get(pc, default) if pc else default
+    min_res = spec.get("minResources")
+    return JobInfo(
+        uid=f"{ns}/{meta.get('name', '')}",
+        namespace=ns,
+        name=meta.get("name", ""),
+        queue=spec.get("queue") or "default",
+        priority=priority,
+        min_available=int(spec.get("minMember") or 0),
+        min_task_member={k: int(v) for k, v in (spec.get("minTaskMember") or {}).items()},
+        creation=parse_time(meta.get("creationTimestamp")),
+        pod_group=pg,
+        phase=(pg.get("status") or {}).get("phase") or "Pending",
+        min_resources=space.vector(min_res) if min_res is not None else None,
+        preemptable=_flag(meta, "volcano.sh/preemptable", False),
+        resources=space,
+        network_topology=spec.get("networkTopology"),
+    )
+
+
+def pod_group_key(pod: dict[str, Any]) -> str:
+    """``ns/podgroup`` the pod belongs to, or "" (annotation ``scheduling.k8s.io/group-name``)."""
+    meta = _meta(pod)
+    ann = meta.get("annotations") or {}
+    group = next((ann[k] for k in GROUP_NAME_ANNOTATIONS if ann.get(k)), "")
+    return f"{meta.get('namespace') or 'default'}/{group}" if group else ""
+
+
+def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: JobInfo | None) -> TaskInfo:
+    meta = _meta(pod)
+    spec = pod.get("spec") or {}
+    ns = meta.get("namespace") or "default"
+    name = meta.get("name", "")
+    resreq, init, nonzero = pod_requests(space, pod)
+    ann = meta.get("annotations") or {}
+    labels = meta.get("labels") or {}
+    priority = spec.get("priority")
+    if priority is None:
+        priority = catalog.priority_classes.get(spec.get("priorityClassName"), DEFAULT_TASK_PRIORITY)
+    if TASK_PRIORITY_ANNOTATION in ann:
+        with contextlib.suppress(ValueError):
+            priority = int(ann[TASK_PRIORITY_ANNOTATION])
+    return TaskInfo(
+        uid=meta.get("uid") or f"{ns}-{name}",
+        namespace=ns,
+        name=name,
+        job=job,
+        status=task_status(pod),
+        resreq=resreq,
+        init_resreq=init,
+        nonzero=nonzero,
+        priority=int(priority),
+        preemptable=_flag(meta, PREEMPTABLE_KEY, True),
+        role=ann.get(TASK_SPEC_KEY) or labels.get(TASK_SPEC_KEY) or "",
+        index=_pod_index(name),
+        creation=parse_time(meta.get("creationTimestamp")),
+        pod=pod,
+        shape=shape_key(pod, resreq, init),
+        preemption_never=spec.get("preemptionPolicy") == "Never",
+        nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
+    )
+
+
+def place_task(table: NodeTable, task: TaskInfo) -> None:
+    """Put a task on its node's row (if it holds resources there) and in its job."""
+    node_name = (task.pod.get("spec") or {}).get("nodeName") or ""
+    if node_name and not task.status & (TaskStatus.SUCCEEDED | TaskStatus.FAILED):
+        j = table.index.get(node_name)
+        if j is not None:
+            task.node = j
             task.node_name = node_name
-        if task.job is not None:
-            task.job.add_task(task)
-        elif ours and status == TaskStatus.PENDING:
-            orphans.append(f"{ns}/{name}")
+            table.add_task(j, task)
+    elif node_name:
+        task.node_name = node_name
+    if task.job is not None:
+        task.job.add_task(task)
+
+
+def is_ours(pod: dict[str, Any], scheduler_names: set[str]) -> bool:
+    return ((pod.get("spec") or {}).get("schedulerName") or "default-scheduler") in scheduler_names
+
+
+def build_cluster_state(
+    objects: Iterable[dict[str, Any]], scheduler_names: Iterable[str] = (DEFAULT_SCHEDULER_NAME,)
+) -> ClusterState:
+    """Group wire-format objects into the session's starting state (Volcano's cache snapshot)."""
+    catalog = Catalog()
+    for obj in objects:
+        catalog.add(obj)
+    return build_from_catalog(catalog, set(scheduler_names))
+
+
+def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterState:
+    space = catalog.resource_space()
+    table = NodeTable(space, catalog.nodes)
+    queues = {q.name: q for q in map(make_queue, catalog.queues)}
+    jobs = {j.uid: j for j in (make_job(space, pg, catalog) for pg in catalog.groups)}
+    orphans: list[str] = []
+    for pod in catalog.pods:
+        ours = is_ours(pod, scheduler_names)
+        group = pod_group_key(pod) if ours else ""
+        task = make_task(space, pod, catalog, jobs.get(group) if group else None)
+        place_task(table, task)
+        if task.job is None and ours and task.status == TaskStatus.PENDING:
+            orphans.append(task.key)
     table.changes.clear()
     # Volcano's snapshot skips jobs whose queue does not exist.
-    jobs = {k: j for k, j in jobs.items() if j.queue in queues}
-    return ClusterState(space, table, jobs, queues, priority_classes, hypernodes, orphans)
+    present = {k: j for k, j in jobs.items() if j.queue in queues}
+    return ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs)

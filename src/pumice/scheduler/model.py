@@ -97,6 +97,9 @@ class JobInfo:
     status_count: dict[int, int] = field(default_factory=dict)
     #: Pending tasks with an empty request (they count as ready for the gang).
     pending_best_effort: int = 0
+    #: Tasks in READY_STATUS / PIPELINED, kept as statuses change (gang checks read them per task).
+    ready: int = 0
+    waiting: int = 0
     #: Σ resreq of tasks in ALLOCATED_STATUS.
     allocated: np.ndarray = field(default=None)  # type: ignore[assignment]
     #: Σ resreq of all tasks (pending ones included).
@@ -130,9 +133,29 @@ class JobInfo:
         if task.status & ALLOCATED_STATUS:
             self.allocated += task.resreq
 
+    def remove_task(self, task: TaskInfo) -> None:
+        if self.tasks.pop(task.uid, None) is None:
+            return
+        self._count(task.status, -1, task)
+        self.total_request -= task.resreq
+        if task.status & ALLOCATED_STATUS:
+            self.allocated -= task.resreq
+        self.fit_errors.pop(task.uid, None)
+
+    def reset_session_notes(self) -> None:
+        """Forget what the previous session said about this job (live caches keep jobs across sessions)."""
+        self.fit_errors.clear()
+        self.pending_reason = ""
+        self.quota_reason = ""
+        self.unschedulable = False
+
     def _count(self, status: int, delta: int, task: TaskInfo) -> None:
         self.status_count[status] = self.status_count.get(status, 0) + delta
-        if status == TaskStatus.PENDING and task.best_effort:
+        if status & READY_STATUS:
+            self.ready += delta
+        elif status == TaskStatus.PIPELINED:
+            self.waiting += delta
+        elif status == TaskStatus.PENDING and task.best_effort:
             self.pending_best_effort += delta
 
     def update_task_status(self, task: TaskInfo, status: int) -> None:
@@ -157,10 +180,10 @@ class JobInfo:
 
     # --- gang predicates (Volcano job_info.go) ---------------------------------------------
     def ready_task_num(self) -> int:
-        return self.count(READY_STATUS)
+        return self.ready
 
     def waiting_task_num(self) -> int:
-        return self.count(TaskStatus.PIPELINED)
+        return self.waiting
 
     def pending_best_effort_num(self) -> int:
         return self.pending_best_effort
@@ -291,6 +314,8 @@ class NodeTable:
         #: Bumped whenever a node's row changes; shape caches compare against it.
         self.version = np.zeros(n, dtype=np.int64)
         self.changes: list[int] = []
+        #: Bumped whenever a task leaves a node: only then can a task that fitted nowhere fit somewhere.
+        self.freed = 0
 
     def __len__(self) -> int:
         return len(self.names)
@@ -331,6 +356,7 @@ class NodeTable:
             self.nonzero_used[1, j] -= task.nonzero[1]
         self.task_count[j] -= 1
         self.tasks[j].pop(task.uid, None)
+        self.freed += 1
         self._touch(j)
 
     def _touch(self, j: int) -> None:

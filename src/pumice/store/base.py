@@ -204,14 +204,11 @@ class BaseStore:
             obj.update(rest)
         kind = obj["kind"]
         if kind != info.kind:
-            raise BadRequest(
-                f"kind {kind!r} does not belong to resource {info.name!r} (expected {info.kind!r})"
-            )
+            raise BadRequest(f"kind {kind!r} does not belong to resource {info.name!r} (expected {info.kind!r})")
         api_version = obj["apiVersion"]
         if not isinstance(api_version, str) or api_version.rpartition("/")[0] != info.group:
             raise BadRequest(
-                f"apiVersion {api_version!r} does not belong to resource {info.name!r} "
-                f"(expected {info.api_version!r})"
+                f"apiVersion {api_version!r} does not belong to resource {info.name!r} (expected {info.api_version!r})"
             )
 
     @staticmethod
@@ -226,9 +223,7 @@ class BaseStore:
         if subresource is None:
             return None
         if subresource != "status":
-            raise BadRequest(
-                f"unsupported subresource {subresource!r} (only 'status'; use bind() for binding)"
-            )
+            raise BadRequest(f"unsupported subresource {subresource!r} (only 'status'; use bind() for binding)")
         if not info.has_status:
             raise NotFound(f"{info.name} have no status subresource")
         return subresource
@@ -345,9 +340,7 @@ class BaseStore:
                 return candidate
         raise AlreadyExists(f"{resource} with generateName {base!r}: could not find a free name, retry")
 
-    def update(
-        self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None
-    ) -> dict[str, Any]:
+    def update(self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None) -> dict[str, Any]:
         """Replace an object with optimistic concurrency (see ``Store.update``)."""
         with self._lock:
             self._check_open()
@@ -435,8 +428,7 @@ class BaseStore:
         wanted_uid = meta.get("uid")
         if wanted_uid and wanted_uid != old_meta.get("uid"):
             raise Conflict(
-                f"Precondition failed: UID in precondition: {wanted_uid}, "
-                f"UID in object meta: {old_meta.get('uid')}"
+                f"Precondition failed: UID in precondition: {wanted_uid}, UID in object meta: {old_meta.get('uid')}"
             )
         new = self._prepare_update(info, old, incoming, subresource)
         if self._admission is not None:
@@ -546,7 +538,7 @@ class BaseStore:
             if isinstance(existing, dict) and existing.get("type") == condition["type"]:
                 if existing.get("status") == condition["status"]:
                     condition["lastTransitionTime"] = existing.get("lastTransitionTime")
-                conditions[index] = {**existing, **condition}
+                conditions[index] = condition  # replaced whole, as Kubernetes' UpdatePodCondition does
                 return
         conditions.append(condition)
 

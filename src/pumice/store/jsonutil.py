@@ -14,8 +14,6 @@ from .errors import BadRequest
 
 __all__ = ["copy_json", "json_equal", "normalize_json"]
 
-_SCALARS = (str, int, float, bool, type(None))
-
 
 def copy_json(value: Any) -> Any:
     """Deep-copy a JSON value that is known to be valid (containers are rebuilt, scalars shared)."""
@@ -27,33 +25,65 @@ def copy_json(value: Any) -> Any:
     return value
 
 
-def normalize_json(value: Any, path: str = "") -> Any:
+class _NotJson(Exception):
+    pass
+
+
+def normalize_json(value: Any) -> Any:
     """Deep-copy ``value`` as plain JSON (tuples become lists); raise ``BadRequest`` for anything else."""
+    try:
+        return _normalize(value)
+    except _NotJson:
+        raise BadRequest(_describe_bad(value, "")) from None
+
+
+def _normalize(value: Any) -> Any:
     kind = type(value)
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict:
+        out = {}
         for k, v in value.items():
             if type(k) is not str:
-                raise BadRequest(f"object key {k!r} at {path or '/'} is not a string")
-            out[k] = normalize_json(v, f"{path}/{k}")
+                raise _NotJson
+            out[k] = _normalize(v)
         return out
-    if isinstance(value, list | tuple):
-        return [normalize_json(v, f"{path}/{i}") for i, v in enumerate(value)]
-    if kind is float and not math.isfinite(value):
-        raise BadRequest(f"value {value!r} at {path or '/'} is not valid JSON")
-    if kind in _SCALARS:
+    if kind is list or kind is tuple:
+        return [_normalize(v) for v in value]
+    if kind is float:
+        if not math.isfinite(value):
+            raise _NotJson
         return value
-    if isinstance(value, bool | int | str):  # subclasses such as IntEnum / StrEnum
-        return _plain_scalar(value)
-    raise BadRequest(f"value of type {kind.__name__} at {path or '/'} is not valid JSON")
-
-
-def _plain_scalar(value: bool | int | str) -> bool | int | str:
+    if isinstance(value, dict):
+        return _normalize(dict(value))
+    if isinstance(value, list | tuple):
+        return [_normalize(v) for v in value]
     if isinstance(value, bool):
         return bool(value)
-    if isinstance(value, int):
+    if isinstance(value, int):  # IntEnum and friends
         return int(value)
-    return str(value)
+    if isinstance(value, str):  # StrEnum and friends
+        return str(value)
+    raise _NotJson
+
+
+def _describe_bad(value: Any, path: str) -> str:
+    """Find the first non-JSON value again, slowly, to say where it is."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if type(k) is not str:
+                return f"object key {k!r} at {path or '/'} is not a string"
+            try:
+                _normalize(v)
+            except _NotJson:
+                return _describe_bad(v, f"{path}/{k}")
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            try:
+                _normalize(v)
+            except _NotJson:
+                return _describe_bad(v, f"{path}/{i}")
+    return f"value {value!r} of type {type(value).__name__} at {path or '/'} is not valid JSON"
 
 
 def json_equal(a: Any, b: Any) -> bool:

@@ -30,6 +30,4 @@ class MemoryStore(BaseStore):
         rng: random.Random | None = None,
         resources: Iterable[ResourceInfo] | None = None,
     ) -> None:
-        super().__init__(
-            NullBackend(), clock=clock, admission=admission, history=history, rng=rng, resources=resources
-        )
+        super().__init__(NullBackend(), clock=clock, admission=admission, history=history, rng=rng, resources=resources)

@@ -110,9 +110,7 @@ class Store(Protocol):
         """
         ...
 
-    def update(
-        self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None
-    ) -> dict[str, Any]:
+    def update(self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None) -> dict[str, Any]:
         """Replace an object. A given ``metadata.resourceVersion`` must be current (else ``Conflict``).
 
         Without ``subresource`` the stored ``status`` is kept (for resources with a status subresource);

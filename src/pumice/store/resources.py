@@ -46,17 +46,11 @@ DEFAULT_RESOURCES: tuple[ResourceInfo, ...] = (
         namespaced=False,
         has_status=False,
     ),
-    ResourceInfo(
-        "podgroups.scheduling.volcano.sh", "scheduling.volcano.sh/v1beta1", "PodGroup", namespaced=True
-    ),
+    ResourceInfo("podgroups.scheduling.volcano.sh", "scheduling.volcano.sh/v1beta1", "PodGroup", namespaced=True),
     ResourceInfo("queues.scheduling.volcano.sh", "scheduling.volcano.sh/v1beta1", "Queue", namespaced=False),
     ResourceInfo("jobs.batch.volcano.sh", "batch.volcano.sh/v1alpha1", "Job", namespaced=True),
-    ResourceInfo(
-        "commands.bus.volcano.sh", "bus.volcano.sh/v1alpha1", "Command", namespaced=True, has_status=False
-    ),
-    ResourceInfo(
-        "hypernodes.topology.volcano.sh", "topology.volcano.sh/v1alpha1", "HyperNode", namespaced=False
-    ),
+    ResourceInfo("commands.bus.volcano.sh", "bus.volcano.sh/v1alpha1", "Command", namespaced=True, has_status=False),
+    ResourceInfo("hypernodes.topology.volcano.sh", "topology.volcano.sh/v1alpha1", "HyperNode", namespaced=False),
 )
 
 

@@ -35,6 +35,7 @@ _VALUE_RE = re.compile(rf"(?:{_NAME})?")
 _SET_TERM = re.compile(rf"\s*({_KEY})\s+(in|notin)\s*\((.*)\)\s*", re.DOTALL)
 _CMP_TERM = re.compile(rf"\s*({_KEY})\s*(==|=|!=|>|<)\s*(\S*)\s*")
 _EXISTS_TERM = re.compile(rf"\s*(!?)\s*({_KEY})\s*")
+_FIELD_PATH = re.compile(r"[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,9 +309,6 @@ def _unescape(text: str, selector: str) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
-
-
-_FIELD_PATH = re.compile(r"[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*")
 
 
 def _parse_field_term(term: str, selector: str) -> FieldRequirement:

@@ -68,9 +68,7 @@ class SqliteBackend:
         self.path = os.fspath(path)
         self._history = history
         try:
-            self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=timeout
-            )
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open store file {self.path!r}: {exc}") from exc
         try:
@@ -89,9 +87,7 @@ class SqliteBackend:
                 raise StoreError(f"{self.path!r} has store schema {version!r}, expected {SCHEMA_VERSION!r}")
         except sqlite3.OperationalError as exc:
             self._conn.close()
-            raise StoreError(
-                f"cannot open store file {self.path!r}: {exc} (is another store using it?)"
-            ) from exc
+            raise StoreError(f"cannot open store file {self.path!r}: {exc} (is another store using it?)") from exc
         except BaseException:
             self._conn.close()
             raise
@@ -128,9 +124,7 @@ class SqliteBackend:
         if event.type == "DELETED":
             conn.execute("DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?", key)
         else:
-            conn.execute(
-                "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)", (*key, event.resource_version, text)
-            )
+            conn.execute("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)", (*key, event.resource_version, text))
         previous = None if event.previous is None else _dumps(event.previous)
         conn.execute(
             "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -175,9 +169,7 @@ class SqliteStore(BaseStore):
         backend = SqliteBackend(path, history=history, timeout=timeout)
         self.path = backend.path
         try:
-            super().__init__(
-                backend, clock=clock, admission=admission, history=history, rng=rng, resources=resources
-            )
+            super().__init__(backend, clock=clock, admission=admission, history=history, rng=rng, resources=resources)
         except BaseException:
             backend.close()
             raise

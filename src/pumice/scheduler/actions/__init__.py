@@ -1,3 +1,3 @@
 """Actions of a scheduling cycle. Importing this package registers every built-in action."""
 
-from pumice.scheduler.actions import allocate, backfill, enqueue  # noqa: F401
+from pumice.scheduler.actions import allocate, backfill, enqueue, preempt, reclaim  # noqa: F401

@@ -3,28 +3,36 @@
 from __future__ import annotations
 
 from collections import Counter
+from functools import cmp_to_key
 
 from pumice.scheduler.framework.plugin import Action, register_action
 from pumice.scheduler.framework.pqueue import PriorityQueue
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.statement import Statement
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo, TaskStatus
+from pumice.scheduler.topology import allocate_job_turn, uses_topology_path
 
 
 class Worksheet:
-    """A job's pending tasks in task order, and how many of each shape remain."""
+    """A job's pending tasks in task order, and how many of each shape remain.
+
+    Tasks are only ever taken from the front, so a sorted list serves as Volcano's task queue; pods
+    usually arrive in index order, which the sort verifies in linear time.
+    """
 
     def __init__(self, ssn: Session, tasks: list[TaskInfo]) -> None:
-        self.tasks: PriorityQueue[TaskInfo] = PriorityQueue(ssn.task_order_less, tasks)
+        self.tasks = sorted(tasks, key=cmp_to_key(ssn.task_order_cmp))
+        self.next = 0
         self.shapes = Counter(t.shape for t in tasks)
 
     def pop(self) -> TaskInfo:
-        task = self.tasks.pop()
+        task = self.tasks[self.next]
+        self.next += 1
         self.shapes[task.shape] -= 1
         return task
 
     def empty(self) -> bool:
-        return self.tasks.empty()
+        return self.next >= len(self.tasks)
 
 
 def schedulable_tasks(job: JobInfo) -> list[TaskInfo]:
@@ -112,6 +120,11 @@ class AllocateAction(Action):
             if jobs is None or jobs.empty():
                 continue
             job = jobs.pop()
+            if uses_topology_path(ssn, job):  # hard network topology or subGroupPolicy
+                if allocate_job_turn(ssn, job, queue):
+                    jobs.push(job)
+                queues.push(queue)
+                continue
             sheet = sheets[job.uid]
             stmt = allocate_tasks(ssn, job, sheet, queue)
             if stmt is not None and ssn.job_ready(job):

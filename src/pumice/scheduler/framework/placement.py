@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pumice.scheduler.framework.view import NodeView
-from pumice.scheduler.model import TaskInfo, TaskStatus
+from pumice.scheduler.model import TaskInfo
 from pumice.scheduler.resources import EPS
 
 if TYPE_CHECKING:
@@ -39,6 +39,16 @@ class _Static:
     score: np.ndarray
 
 
+@dataclass(slots=True)
+class _Rows:
+    """Feasibility and scores of one shape on every node, refreshed row by row as nodes change."""
+
+    ok: np.ndarray
+    fits_idle: np.ndarray
+    score: np.ndarray
+    cursor: int
+
+
 class _Ladder:
     """Scores of candidate nodes for the next replicas of one shape.
 
@@ -49,7 +59,7 @@ class _Ladder:
     rebuilt.
     """
 
-    __slots__ = ("cand", "depth", "expected_changes", "level", "ok", "score", "shape", "subset_key")
+    __slots__ = ("cand", "cur", "depth", "expected_changes", "level", "ok", "score", "shape", "subset_key")
 
     def __init__(self, shape: tuple, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
                  depth: int, expected_changes: int) -> None:
@@ -59,22 +69,18 @@ class _Ladder:
         self.ok = ok  # depth x C
         self.score = score  # depth x C
         self.depth = depth
-        self.level = np.zeros(len(cand), dtype=np.int64)
+        self.level = [0] * len(cand)
+        #: Each candidate's score for the next replica (-inf: it takes no more).
+        self.cur = np.where(ok[0], score[0], -np.inf)
         self.expected_changes = expected_changes
 
     def pick(self) -> int | None:
-        lv = self.level
-        live = lv < self.depth
-        if not live.any():
+        c = int(np.argmax(self.cur))  # candidates are in node order: ties go to the lowest index
+        if self.cur[c] == -np.inf:
             return None
-        cols = np.arange(len(self.cand))
-        rows = np.minimum(lv, self.depth - 1)
-        ok = self.ok[rows, cols] & live
-        if not ok.any():
-            return None
-        cur = np.where(ok, self.score[rows, cols], -np.inf)
-        c = int(np.argmax(cur))  # candidates are in node order: ties go to the lowest index
-        self.level[c] += 1
+        lv = self.level[c] + 1
+        self.level[c] = lv
+        self.cur[c] = self.score[lv, c] if lv < self.depth and self.ok[lv, c] else -np.inf
         self.expected_changes += 1
         return int(self.cand[c])
 
@@ -89,6 +95,11 @@ class Placer:
         self.scorers = ssn.node_scorers()
         self.batch = ssn.batch_scorers()
         self._static: dict[tuple, _Static] = {}
+        self._rows: dict[tuple, _Rows] = {}
+        self._safe: dict[tuple, bool] = {}
+        #: shape -> value of ``nodes.freed`` when it last fitted nowhere.
+        self._nofit: dict[tuple, int] = {}
+        self._explained: dict[tuple, tuple[int, str]] = {}
         self._ladder: _Ladder | None = None
 
     # --- pieces -------------------------------------------------------------------------------
@@ -130,7 +141,33 @@ class Placer:
         return ok, fits_idle & ok, score
 
     def _replica_safe(self, task: TaskInfo) -> bool:
-        return all(f.replica_safe(task) for _, f in self.filters)
+        safe = self._safe.get(task.shape)
+        if safe is None:
+            safe = self._safe[task.shape] = all(f.replica_safe(task) for _, f in self.filters)
+        return safe
+
+    def _all_rows(self, task: TaskInfo) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(feasible, fits idle, score) on every node, current; only changed rows are recomputed
+        for shapes whose answer on a node depends on that node alone."""
+        nodes = self.nodes
+        if not self._replica_safe(task):
+            return self._dynamic(task, NodeView.of(nodes))
+        rows = self._rows.get(task.shape)
+        changes = nodes.changes
+        if rows is not None and rows.cursor != len(changes):
+            dirty = np.unique(np.asarray(changes[rows.cursor:], dtype=np.int64))
+            if len(dirty) * 8 > len(nodes):
+                rows = None
+            else:
+                ok, fits_idle, score = self._dynamic(task, NodeView.of(nodes, dirty))
+                rows.ok[dirty] = ok
+                rows.fits_idle[dirty] = fits_idle
+                rows.score[dirty] = score
+                rows.cursor = len(changes)
+        if rows is None:
+            ok, fits_idle, score = self._dynamic(task, NodeView.of(nodes))
+            rows = self._rows[task.shape] = _Rows(ok, fits_idle, score, len(changes))
+        return rows.ok, rows.fits_idle, rows.score
 
     def _batch_scores(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         total = None
@@ -152,6 +189,18 @@ class Placer:
         ok, _, _ = self._dynamic(task, view)
         return view.idx[ok]
 
+    def feasible_ignoring_resources(self, task: TaskInfo) -> np.ndarray:
+        """Indices of nodes that only resources (and usage) keep ``task`` from: the nodes preempt
+        and reclaim consider (Volcano's ``PredicateForPreemptAction`` drops only the nodes that
+        fail in an unresolvable way — selectors, affinity, taints, cordons)."""
+        return np.flatnonzero(self.static(task).mask)
+
+    def preempt_scores(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray:
+        """Node-order score of ``task`` on nodes ``idx`` (NodeOrderFn + BatchNodeOrderFn sums)."""
+        score = self.node_scores(task)[idx]
+        batch = self._batch_scores(task, idx) if len(idx) else None
+        return score if batch is None else score + batch
+
     def best_node(self, task: TaskInfo, subset: np.ndarray | None = None, depth: int = 1) -> Choice | None:
         """The node Volcano's allocate would pick; ``depth`` = replicas of this shape still to place."""
         key = id(subset) if subset is not None else 0
@@ -162,30 +211,37 @@ class Placer:
             if node is not None:
                 return Choice(node, True)
         self._ladder = None
-        view = NodeView.of(self.nodes, subset)
-        ok, fits_idle, score = self._dynamic(task, view)
+        safe = self._replica_safe(task)
+        if safe and self._nofit.get(task.shape) == self.nodes.freed and subset is None:
+            return None  # nothing left since it last fitted nowhere: it still does not fit
+        ok, fits_idle, score = self._all_rows(task)
+        if subset is None:
+            idx = np.arange(len(self.nodes))
+        else:
+            idx, ok, fits_idle, score = subset, ok[subset], fits_idle[subset], score[subset]
         if not ok.any():
+            if safe and subset is None:
+                self._nofit[task.shape] = self.nodes.freed
             return None
         group = fits_idle if fits_idle.any() else ok
         cand = np.flatnonzero(group)
         if len(cand) == 1:
-            return Choice(int(view.idx[cand[0]]), bool(fits_idle[cand[0]]))
-        batch = self._batch_scores(task, view.idx[cand])
+            return Choice(int(idx[cand[0]]), bool(fits_idle[cand[0]]))
+        batch = self._batch_scores(task, idx[cand])
         cand_score = score[cand] if batch is None else score[cand] + batch
-        if (batch is None and depth > 1 and fits_idle.any() and self._replica_safe(task)
+        if (batch is None and depth > 1 and fits_idle.any() and safe
                 and not self.nodes.releasing.any() and not self.nodes.pipelined.any()):
-            lad = self._build_ladder(task, view.idx[cand], cand_score, min(depth, MAX_LADDER_DEPTH), key)
-            if lad is not None:
-                node = lad.pick()
-                if node is not None:
-                    self._ladder = lad
-                    return Choice(node, True)
+            lad = self._build_ladder(task, idx[cand], cand_score, min(depth, MAX_LADDER_DEPTH), key)
+            node = lad.pick()
+            if node is not None:
+                self._ladder = lad
+                return Choice(node, True)
         best = int(np.argmax(cand_score))
         c = cand[best]
-        return Choice(int(view.idx[c]), bool(fits_idle[c]))
+        return Choice(int(idx[c]), bool(fits_idle[c]))
 
     def _build_ladder(self, task: TaskInfo, idx: np.ndarray, score: np.ndarray, depth: int,
-                      key: int) -> _Ladder | None:
+                      key: int) -> _Ladder:
         k = min(depth, len(idx))
         if k < len(idx):
             # top-k by score, ties to the lowest node index (idx is ascending)
@@ -194,38 +250,54 @@ class Placer:
             at = np.flatnonzero(score == thr)[: k - len(above)]
             top = np.sort(np.concatenate([above, at]))
             idx = idx[top]
+        depth = self._most_replicas(task, idx, depth)
         view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, depth)
         _, fits_idle, lscore = self._dynamic(task, view)
         c = len(idx)
         return _Ladder(task.shape, key, idx, fits_idle.reshape(depth, c), lscore.reshape(depth, c),
                        depth, len(self.nodes.changes))
 
+    def _most_replicas(self, task: TaskInfo, idx: np.ndarray, depth: int) -> int:
+        """An upper bound on how many replicas any of the nodes ``idx`` can still take (by resources
+        alone: whether a pod limit applies is the predicates' business); a ladder deeper than that
+        would only hold rows that fit nowhere."""
+        nodes = self.nodes
+        req = task.resreq
+        dims = np.flatnonzero(req > 0)
+        if not len(dims) or not len(idx):
+            return depth
+        fit = np.min(np.floor((nodes.idle[dims][:, idx] + EPS) / req[dims, None]), axis=0)
+        return int(min(depth, max(fit.max(), 1)))
+
     def explain(self, task: TaskInfo, subset: np.ndarray | None = None) -> str:
-        """kube-scheduler style: ``0/5 nodes are unavailable: 3 Insufficient cpu, 2 ...``."""
+        """kube-scheduler style: ``0/5 nodes are unavailable: 3 Insufficient cpu, 2 ...``.
+
+        Each node is charged to the first check it fails, in Volcano's order (resources first).
+        """
+        key = (task.shape, id(subset) if subset is not None else 0)
+        cached = self._explained.get(key)
+        if cached is not None and cached[0] == len(self.nodes.changes):
+            return cached[1]
         view = NodeView.of(self.nodes, subset)
         n = len(view.idx)
-        reasons = np.full(n, "", dtype=object)
-        open_ = np.ones(n, dtype=bool)
-
-        def apply(reason: str, passed: np.ndarray) -> None:
-            fail = open_ & ~passed
-            reasons[fail] = reason
-            open_[fail] = False
-
+        checks: list[tuple[str, np.ndarray]] = []
         req = task.init_resreq
         for d in np.flatnonzero(req > 0):
-            apply(f"Insufficient {self.nodes.space.names[d]}", req[d] - view.future_idle[d] < EPS)
+            checks.append((f"Insufficient {self.nodes.space.names[d]}", req[d] - view.future_idle[d] < EPS))
         for _, f in self.filters:
-            for reason, passed in f.static(task):
-                apply(reason, passed[view.idx])
-            for reason, passed in f.dynamic(task, view):
-                apply(reason, passed)
-        counts = Counter(r for r in reasons if r)
-        if not counts:
-            return f"{n}/{n} nodes are available"
-        hist = ", ".join(sorted(f"{c} {r}" for r, c in counts.items()))
-        return f"0/{n} nodes are unavailable: {hist}."
-
-
-def pending_status(task: TaskInfo) -> bool:
-    return task.status == TaskStatus.PENDING
+            checks.extend((reason, passed[view.idx]) for reason, passed in f.static(task))
+            checks.extend(f.dynamic(task, view))
+        first = np.full(n, -1)
+        for i, (_, passed) in enumerate(checks):
+            first[(first < 0) & ~passed] = i
+        failed = first[first >= 0]
+        if len(failed) < n:
+            text = f"{n - len(failed)}/{n} nodes are available"
+        else:
+            counts: Counter[str] = Counter()
+            for i, c in enumerate(np.bincount(failed, minlength=len(checks)).tolist()):
+                if c:
+                    counts[checks[i][0]] += c
+            text = f"0/{n} nodes are unavailable: " + ", ".join(sorted(f"{c} {r}" for r, c in counts.items())) + "."
+        self._explained[key] = (len(self.nodes.changes), text)
+        return text

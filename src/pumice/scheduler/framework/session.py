@@ -74,8 +74,13 @@ class Session:
         self.evictions: list[str] = []
         #: Per-queue explanations of why jobs did not get resources (for people).
         self.queue_reasons: dict[str, str] = {}
+        #: Every statement of the session; what none committed or discarded is undone by ``revert``.
+        self.statements: list[Any] = []
         # Set by the placement engine on first use.
         self._placer: Any = None
+        for job in self.jobs.values():
+            job.reset_session_notes()
+        self.nodes.changes.clear()
 
     # --- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
@@ -91,6 +96,14 @@ class Session:
     def close(self) -> None:
         for plugin in self.plugins.values():
             plugin.on_session_close(self)
+
+    def revert(self) -> None:
+        """Undo placements no statement committed (pipelined tasks, gangs left half-placed), so a
+        long-lived cache holds only what the store will confirm."""
+        for stmt in reversed(self.statements):
+            if stmt.operations:
+                stmt.discard()
+        self.statements.clear()
 
     @property
     def placer(self) -> Any:
@@ -173,16 +186,22 @@ class Session:
                 return c < 0
         return not self.queue_order_less(left, right)
 
-    def task_order_less(self, left: TaskInfo, right: TaskInfo) -> bool:
+    def task_order_cmp(self, left: TaskInfo, right: TaskInfo) -> int:
+        """TaskOrderFn as a three-way comparison (negative: ``left`` goes first)."""
         c = self._compare("task_order", left, right)
         if c != 0:
-            return c < 0
+            return c
         # Volcano's CompareTask: index under the task, then creation time, then UID.
         if left.index is not None and right.index is not None and left.index != right.index:
-            return left.index < right.index
+            return -1 if left.index < right.index else 1
         if left.creation != right.creation:
-            return left.creation < right.creation
-        return left.uid < right.uid
+            return -1 if left.creation < right.creation else 1
+        if left.uid == right.uid:
+            return 0
+        return -1 if left.uid < right.uid else 1
+
+    def task_order_less(self, left: TaskInfo, right: TaskInfo) -> bool:
+        return self.task_order_cmp(left, right) < 0
 
     # --- predicates and node order -------------------------------------------------------------
     def pre_predicate(self, task: TaskInfo) -> str | None:
@@ -246,7 +265,10 @@ class Session:
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
         """AND over plugins."""
-        return all(fn(queue, task) for fn in self._all("allocatable"))
+        for fn in self._all("allocatable"):  # noqa: SIM110 - hot path, no generator
+            if not fn(queue, task):
+                return False
+        return True
 
     def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
         """AND over plugins: may this queue take resources back for ``task``?"""
@@ -262,7 +284,10 @@ class Session:
         return None
 
     def job_ready(self, job: JobInfo) -> bool:
-        return all(fn(job) for fn in self._all("job_ready"))
+        for fn in self._all("job_ready"):  # noqa: SIM110 - hot path, no generator
+            if not fn(job):
+                return False
+        return True
 
     def _vote(self, point: str, job: JobInfo) -> bool:
         """Reject anywhere: false; a permit in a tier: true; all abstain: true."""

@@ -20,6 +20,7 @@ class Statement:
     def __init__(self, ssn: Session) -> None:
         self.ssn = ssn
         self.operations: list[tuple[str, TaskInfo, int, int]] = []
+        ssn.statements.append(self)
 
     def __len__(self) -> int:
         return len(self.operations)

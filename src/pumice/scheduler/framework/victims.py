@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pumice.scheduler.framework.statement import Statement
-from pumice.scheduler.model import TaskInfo
-from pumice.scheduler.resources import less_equal
+from pumice.scheduler.framework.view import NodeView
+from pumice.scheduler.model import TaskInfo, TaskStatus
+from pumice.scheduler.resources import EPS, less_equal
 
 if TYPE_CHECKING:
     from pumice.scheduler.framework.session import Session
@@ -61,12 +62,45 @@ def victim_order(ssn: Session, victims: Sequence[TaskInfo], preemptor: TaskInfo)
     return sorted(victims, key=cmp_to_key(cmp))
 
 
+def pod_room(ssn: Session, node: int) -> float:
+    """Pod slots of ``node`` once its releasing pods are gone and its pipelined ones placed.
+
+    Volcano counts ``pods`` as a resource of every task (``InitResreq`` asks for one), so a node
+    at its pod limit only fits a preemptor after a victim leaves; pumice keeps pod counts apart.
+    """
+    nodes = ssn.nodes
+    releasing = sum(1 for t in nodes.tasks[node].values() if t.status == TaskStatus.RELEASING)
+    return float(nodes.max_tasks[node] - nodes.task_count[node] + releasing)
+
+
+def fits_node(ssn: Session, task: TaskInfo, node: int) -> bool:
+    """``task.InitResreq <= node.FutureIdle()``, the pod slot included."""
+    return pod_room(ssn, node) > 1 - EPS and less_equal(task.init_resreq, ssn.nodes.future_idle_at(node))
+
+
+def predicates_pass(ssn: Session, task: TaskInfo, node: int) -> bool:
+    """The predicates' usage checks (pod limit, host ports, pod affinity) on ``node`` as they will
+    stand once its releasing pods are gone: Volcano drops an evicted pod from the predicates'
+    view of the node at once."""
+    nodes = ssn.nodes
+    placed = nodes.tasks[node]
+    leaving = [t for t in placed.values() if t.status == TaskStatus.RELEASING]
+    nodes.tasks[node] = {uid: t for uid, t in placed.items() if t.status != TaskStatus.RELEASING}
+    nodes.task_count[node] -= len(leaving)
+    try:
+        view = NodeView.of(nodes, np.array([node]))
+        return all(bool(passed.all()) for _, f in ssn.placer.filters for _, passed in f.dynamic(task, view))
+    finally:
+        nodes.tasks[node] = placed
+        nodes.task_count[node] += len(leaving)
+
+
 def validate_victims(ssn: Session, preemptor: TaskInfo, node: int, victims: Sequence[TaskInfo]) -> bool:
     """Volcano's ``ValidateVictims``: some victims, and all of them together free enough room."""
     if not victims:
         return False
     room = ssn.nodes.future_idle_at(node) + np.sum([v.resreq for v in victims], axis=0)
-    return less_equal(preemptor.init_resreq, room)
+    return pod_room(ssn, node) + len(victims) > 1 - EPS and less_equal(preemptor.init_resreq, room)
 
 
 def select_victims(ssn: Session, preemptor: TaskInfo, node: int, ordered: list[TaskInfo],
@@ -82,6 +116,7 @@ def select_victims(ssn: Session, preemptor: TaskInfo, node: int, ordered: list[T
     if greedy is None or len(greedy) <= 1:
         return greedy
     need = preemptor.init_resreq - ssn.nodes.future_idle_at(node)
+    need_pods = 1 - pod_room(ssn, node)
     sizes = [v.resreq for v in ordered]
     tried = simulated = 0
     for size in range(1, len(greedy)):
@@ -90,7 +125,7 @@ def select_victims(ssn: Session, preemptor: TaskInfo, node: int, ordered: list[T
             if tried > SEARCH_BUDGET or simulated >= SIMULATION_BUDGET:
                 return greedy
             freed = np.sum([sizes[i] for i in combo], axis=0)
-            if not less_equal(need, freed):
+            if size <= need_pods - EPS or not less_equal(need, freed):
                 continue
             simulated += 1
             chosen = [ordered[i] for i in combo]
@@ -107,7 +142,7 @@ def _greedy(ssn: Session, ordered: list[TaskInfo], fits: Callable[[], bool],
         for victim in ordered:
             if (check_first or taken) and fits():
                 break
-            trial.evict(victim, "trial")
+            _trial_evict(trial, victim)
             taken.append(victim)
         ok = fits()
     finally:
@@ -119,7 +154,13 @@ def _dry_run(ssn: Session, victims: list[TaskInfo], fits: Callable[[], bool]) ->
     trial = Statement(ssn)
     try:
         for victim in victims:
-            trial.evict(victim, "trial")
+            _trial_evict(trial, victim)
         return fits()
     finally:
         trial.discard()
+
+
+def _trial_evict(trial: Statement, victim: TaskInfo) -> None:
+    """Evict for a dry run only: the victim keeps the reason people may read."""
+    reason = victim.last_reason
+    trial.evict(victim, reason)

@@ -2,9 +2,11 @@
 
 from pumice.scheduler.plugins import (  # noqa: F401
     binpack,
+    capacity,
     conformance,
     drf,
     gang,
+    network_topology_aware,
     nodeorder,
     overcommit,
     predicates,

@@ -22,9 +22,16 @@ class DrfPlugin(Plugin):
         # event (pipelines included).
         allocated: dict[str, np.ndarray] = {uid: job.allocated.copy() for uid, job in ssn.jobs.items()}
         shares: dict[str, float] = {uid: share(a, total) for uid, a in allocated.items()}
+        stale: set[str] = set()
+
+        def job_share(uid: str) -> float:
+            if uid in stale:
+                stale.discard(uid)
+                shares[uid] = share(allocated[uid], total)
+            return shares.get(uid, 0.0)
 
         def job_order(left: JobInfo, right: JobInfo) -> int:
-            ls, rs = shares.get(left.uid, 0.0), shares.get(right.uid, 0.0)
+            ls, rs = job_share(left.uid), job_share(right.uid)
             if ls == rs:
                 return 0
             return 1 if ls > rs else -1
@@ -53,11 +60,11 @@ class DrfPlugin(Plugin):
         def on_allocate(task: TaskInfo) -> None:
             if task.job is not None and task.job.uid in allocated:
                 allocated[task.job.uid] += task.resreq
-                shares[task.job.uid] = share(allocated[task.job.uid], total)
+                stale.add(task.job.uid)
 
         def on_deallocate(task: TaskInfo) -> None:
             if task.job is not None and task.job.uid in allocated:
                 allocated[task.job.uid] -= task.resreq
-                shares[task.job.uid] = share(allocated[task.job.uid], total)
+                stale.add(task.job.uid)
 
         ssn.add_event_handler(on_allocate, on_deallocate)

@@ -25,6 +25,14 @@ class QueueAttr:
     deserved: np.ndarray = field(default=None)  # type: ignore[assignment]
     real_capability: np.ndarray = field(default=None)  # type: ignore[assignment]
     share: float = 0.0
+    #: The share is recomputed when read after allocations changed (queue order reads it).
+    stale: bool = False
+
+    def current_share(self) -> float:
+        if self.stale:
+            self.share = share(self.allocated, self.deserved)
+            self.stale = False
+        return self.share
 
 
 def capability_vector(space: ResourceSpace, capability: dict | None) -> np.ndarray:
@@ -101,8 +109,8 @@ class ProportionPlugin(Plugin):
             if left.priority != right.priority:
                 return -1 if left.priority > right.priority else 1
             la, ra = attrs.get(left.name), attrs.get(right.name)
-            ls = la.share if la else 0.0
-            rs = ra.share if ra else 0.0
+            ls = la.current_share() if la else 0.0
+            rs = ra.current_share() if ra else 0.0
             if ls == rs:
                 return 0
             return -1 if ls < rs else 1
@@ -159,6 +167,10 @@ class ProportionPlugin(Plugin):
         ssn.add("allocatable", self.name, allocatable)
 
         def preemptive(queue: QueueInfo, task: TaskInfo) -> bool:
+            # Volcano's queueAllocatable, shared with AllocatableFn: a queue that is not Open
+            # reclaims nothing either.
+            if queue.state != "Open":
+                return False
             attr = attrs.get(queue.name)
             if attr is None:
                 return True
@@ -198,13 +210,13 @@ class ProportionPlugin(Plugin):
             if task.job is not None and task.job.queue in attrs:
                 attr = attrs[task.job.queue]
                 attr.allocated += task.resreq
-                attr.share = share(attr.allocated, attr.deserved)
+                attr.stale = True
 
         def on_deallocate(task: TaskInfo) -> None:
             if task.job is not None and task.job.queue in attrs:
                 attr = attrs[task.job.queue]
                 attr.allocated -= task.resreq
-                attr.share = share(attr.allocated, attr.deserved)
+                attr.stale = True
 
         ssn.add_event_handler(on_allocate, on_deallocate)
 
@@ -240,4 +252,5 @@ class ProportionPlugin(Plugin):
 
 def _fits(amount: np.ndarray, limit: np.ndarray, req: np.ndarray) -> bool:
     """``amount.LessEqualWithDimension(limit, req)``: on the dimensions ``req`` asks for."""
-    return bool(np.all((req <= 0) | (amount - limit < EPS)))
+    return all(a - lim < EPS for r, a, lim in zip(req.tolist(), amount.tolist(), limit.tolist(), strict=True)
+               if r > 0)

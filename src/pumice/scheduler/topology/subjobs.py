@@ -122,6 +122,13 @@ class JobTopology:
                 counts[sj.gid] = counts.get(sj.gid, 0) + 1
         return all(counts.get(gid, 0) >= need for gid, need in self.min_subjobs.items() if need > 0)
 
+    def subjobs_valid(self) -> bool:
+        """Volcano ``CheckSubJobValid``: every policy has at least ``minSubGroups`` SubJobs."""
+        counts: dict[str, int] = {}
+        for sj in self.subjobs.values():
+            counts[sj.gid] = counts.get(sj.gid, 0) + 1
+        return all(counts.get(gid, 0) >= need for gid, need in self.min_subjobs.items())
+
     def min_resources(self) -> np.ndarray:
         """Volcano ``JobInfo.GetMinResources``: the PodGroup's minResources (empty if unset)."""
         job = self.job
@@ -185,12 +192,15 @@ def build_job_topology(job: JobInfo, tree: HyperNodeTree) -> JobTopology:
 
 
 def _recover_allocated(jt: JobTopology, tree: HyperNodeTree) -> None:
-    """Volcano recovers AllocatedHyperNode at session open from where placed pods run."""
+    """Volcano recovers AllocatedHyperNode at session open from where placed pods run: per SubJob
+    with topology, and for the job the LCA of them (of all its placed pods if the job has topology)."""
     for sj in jt.subjobs.values():
-        if sj.topology is None:
-            continue
         placed = np.array([t.node for t in sj.tasks if t.status & ALLOCATED_STATUS and t.node >= 0],
                           dtype=np.int64)
-        if len(placed):
-            sj.allocated_hypernode = tree.hypernode_of_nodes(placed)
-            jt.allocated_hypernode = tree.lca(jt.allocated_hypernode, sj.allocated_hypernode)
+        if not len(placed):
+            continue
+        found = tree.hypernode_of_nodes(placed)
+        if sj.topology is not None:
+            sj.allocated_hypernode = found
+        if sj.topology is not None or jt.topology is not None:
+            jt.allocated_hypernode = tree.lca(jt.allocated_hypernode, found)

@@ -54,6 +54,7 @@ class HyperNodeTree:
         self.lowest = np.zeros(0, dtype=np.int64)
         self.top: HyperNodeInfo = HyperNodeInfo(CLUSTER_TOP, 1, "", 0)
         self._lca: dict[tuple[str, str], str] = {}
+        self._at_tier: dict[int, np.ndarray] = {}
 
     # --- construction ---------------------------------------------------------------------------
     @classmethod
@@ -163,6 +164,16 @@ class HyperNodeTree:
             self._lca[key] = found
         return found
 
+    def highest_allowed(self, allocated: str, limit: int) -> str:
+        """The highest ancestor of ``allocated`` with tier <= ``limit`` ("" if even it is above); the
+        domain later pods of a job must stay in. The cluster top counts like any other ancestor."""
+        found = ""
+        for name in self.ancestors(allocated):
+            if self.infos[name].tier > limit:
+                break
+            found = name
+        return found
+
     def lowest_hypernode_of_node(self, node: int) -> str:
         """Volcano ``FindHyperNodeForNode``: the lowest-tier HyperNode holding the node, or ""."""
         row = int(self.lowest[node]) if 0 <= node < len(self.lowest) else -1
@@ -174,6 +185,25 @@ class HyperNodeTree:
         for row in np.unique(self.lowest[nodes]):
             if row >= 0:
                 found = self.lca(found, self.rows[int(row)].name)
+        return found
+
+    def sums(self, columns: np.ndarray, rows: list[HyperNodeInfo] | None = None) -> np.ndarray:
+        """Per-node columns (resources x nodes) summed per HyperNode: resources x HyperNodes."""
+        rows = self.rows if rows is None else rows
+        out = np.zeros((columns.shape[0], len(rows)))
+        for i, info in enumerate(rows):
+            if len(info.nodes):
+                out[:, i] = columns[:, info.nodes].sum(axis=1)
+        return out
+
+    def rows_at_tier(self, tier: int) -> np.ndarray:
+        """node -> row of the tier-``tier`` HyperNode holding it (lowest name on ties), -1 if none."""
+        found = self._at_tier.get(tier)
+        if found is None:
+            found = np.full(self.membership.shape[1], -1, dtype=np.int64)
+            for info in sorted(self.by_tier.get(tier, []), key=lambda h: h.name, reverse=True):
+                found[info.nodes] = info.idx
+            self._at_tier[tier] = found
         return found
 
     def contains(self, hypernode: str, node: int) -> bool:

@@ -1,0 +1,292 @@
+"""``SimulatedKubelet``: the nodes of an embedded cluster, like KWOK.
+
+A pod bound to a simulated node becomes Running at once, runs for its duration (see
+:mod:`pumice.nodes.duration`) and then Succeeded or Failed. Pending completions sit in a heap of
+``(time, seq)`` timers, so a step costs the events that happened, never a scan of all pods.
+The kubelet is driven: ``sync()`` applies what the store reports and fires due timers,
+``next_wakeup()`` says when it next has something to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pumice.clock import Clock, rfc3339
+from pumice.store import Gone, Store, StoreError, Watch, WatchEvent
+
+from .duration import exit_code, pod_duration
+from .status import node_ready_patch, pod_failed_patch, pod_running_patch, pod_terminated_patch
+
+__all__ = ["SimulatedKubelet"]
+
+log = logging.getLogger(__name__)
+
+_DONE = ("Succeeded", "Failed")
+
+
+@dataclass(slots=True)
+class _Running:
+    """A pod this kubelet runs: which incarnation (uid), where, and when it ends (None: never)."""
+
+    uid: str
+    node: str
+    pod: dict[str, Any]
+    end: float | None
+
+
+def _key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _ready_condition(node: dict[str, Any]) -> str | None:
+    for cond in (node.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return str(cond.get("status"))
+    return None
+
+
+class SimulatedKubelet:
+    """Simulates the kubelets of ``nodes`` (all nodes in the store when ``None``)."""
+
+    def __init__(self, store: Store, clock: Clock, nodes: Iterable[str] | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self._only = set(nodes) if nodes is not None else None
+        self._nodes: dict[str, dict[str, Any]] = {}
+        self._failed: set[str] = set()
+        self._running: dict[str, _Running] = {}
+        self._by_node: dict[str, set[str]] = {}
+        self._waiting: dict[str, dict[str, dict[str, Any]]] = {}  # node not (yet) known -> its bound pods
+        self._timers: list[tuple[float, int, str, str]] = []
+        self._seq = itertools.count()
+        self._node_watch = self._watch("nodes")
+        self._pod_watch = self._watch("pods")
+
+    # --- public API -----------------------------------------------------------------------------------------
+
+    @property
+    def nodes(self) -> list[str]:
+        """The simulated nodes seen so far."""
+        return sorted(self._nodes)
+
+    def running(self, node: str | None = None) -> list[str]:
+        """``namespace/name`` of the pods running (on ``node``)."""
+        if node is not None:
+            return sorted(self._by_node.get(node, ()))
+        return sorted(self._running)
+
+    def sync(self) -> bool:
+        """Apply store events and fire due timers until quiet; True if anything was written."""
+        wrote = False
+        while True:
+            acted = False
+            for ev in self._drain("nodes"):
+                acted |= self._on_node(ev)
+            for ev in self._drain("pods"):
+                acted |= self._on_pod(ev)
+            acted |= self._fire_due()
+            if not acted:
+                return wrote
+            wrote = True
+
+    def next_wakeup(self) -> float | None:
+        """The virtual time of the next pod completion, or ``None``."""
+        timers = self._timers
+        while timers:
+            t, _, key, uid = timers[0]
+            run = self._running.get(key)
+            if run is not None and run.uid == uid and run.end == t:
+                return t
+            heapq.heappop(timers)
+        return None
+
+    def drain(self, node: str) -> int:
+        """``kubectl drain``: mark the node unschedulable and evict its pods; returns how many were evicted."""
+        self.sync()
+        with contextlib.suppress(StoreError):
+            self.store.patch("nodes", None, node, {"spec": {"unschedulable": True}})
+        evicted = 0
+        for key in sorted(self._by_node.get(node, set()) | set(self._waiting.get(node, {}))):
+            ns, name = key.split("/", 1)
+            with contextlib.suppress(StoreError):
+                self.store.delete("pods", ns, name)
+                evicted += 1
+        self.sync()
+        return evicted
+
+    def fail(self, node: str) -> int:
+        """The node dies: Ready turns False and its pods fail; returns how many pods failed."""
+        self.sync()
+        self._failed.add(node)
+        ts = rfc3339(self.clock.now())
+        if node in self._nodes:
+            with contextlib.suppress(StoreError):
+                self.store.patch("nodes", None, node, node_ready_patch(self._nodes[node], False, ts),
+                                 subresource="status")
+        failed = 0
+        for key in sorted(self._by_node.get(node, set())):
+            run = self._running.get(key)
+            if run is not None:
+                failed += self._kill(key, run.pod, ts)
+        self.sync()
+        return failed
+
+    def recover(self, node: str) -> None:
+        """Bring a failed or drained node back: Ready and schedulable."""
+        self._failed.discard(node)
+        ts = rfc3339(self.clock.now())
+        with contextlib.suppress(StoreError):
+            self.store.patch("nodes", None, node, {"spec": {"unschedulable": None}})
+            current = self.store.get("nodes", None, node)
+            self.store.patch("nodes", None, node, node_ready_patch(current, True, ts), subresource="status")
+        self.sync()
+
+    def close(self) -> None:
+        self._node_watch.close()
+        self._pod_watch.close()
+
+    # --- watches --------------------------------------------------------------------------------------------
+
+    def _watch(self, resource: str) -> Watch:
+        return self.store.watch(resource)  # synthetic ADDED for everything present, then live events
+
+    def _drain(self, resource: str) -> list[WatchEvent]:
+        watch = self._node_watch if resource == "nodes" else self._pod_watch
+        try:
+            return watch.drain()
+        except Gone:  # fell behind the store's history: start over from a full list
+            watch.close()
+            items, rv = self.store.list(resource)
+            new = self.store.watch(resource, resource_version=rv)
+            if resource == "nodes":
+                self._node_watch = new
+            else:
+                self._pod_watch = new
+                present = {_key(p) for p in items}
+                for key in [k for k in self._running if k not in present]:
+                    self._forget(key)
+            return [WatchEvent("MODIFIED", obj) for obj in items]
+
+    # --- nodes ----------------------------------------------------------------------------------------------
+
+    def _on_node(self, ev: WatchEvent) -> bool:
+        node = ev.object
+        name = str((node.get("metadata") or {}).get("name"))
+        if self._only is not None and name not in self._only:
+            return False
+        if ev.type == "DELETED":
+            self._nodes.pop(name, None)
+            ts = rfc3339(self.clock.now())
+            acted = False
+            for key in sorted(self._by_node.get(name, set())):
+                run = self._running.get(key)
+                if run is not None:
+                    acted |= bool(self._kill(key, run.pod, ts, reason="NodeLost"))
+            return acted
+        self._nodes[name] = node
+        acted = False
+        if name not in self._failed and _ready_condition(node) is None:
+            with contextlib.suppress(StoreError):
+                self.store.patch("nodes", None, name, node_ready_patch(node, True, rfc3339(self.clock.now())),
+                                 subresource="status")
+                acted = True
+        for pod in self._waiting.pop(name, {}).values():
+            acted |= self._on_pod(WatchEvent("MODIFIED", pod))
+        return acted
+
+    # --- pods -----------------------------------------------------------------------------------------------
+
+    def _on_pod(self, ev: WatchEvent) -> bool:
+        pod = ev.object
+        key = _key(pod)
+        meta = pod.get("metadata") or {}
+        node = (pod.get("spec") or {}).get("nodeName")
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        if ev.type == "DELETED" or meta.get("deletionTimestamp") or phase in _DONE:
+            self._forget(key)
+            if node and node in self._waiting:
+                self._waiting[node].pop(key, None)
+            return False
+        if not node:
+            return False
+        uid = str(meta.get("uid") or key)
+        run = self._running.get(key)
+        if run is not None and run.uid == uid:
+            run.pod = pod
+            return False
+        if node not in self._nodes:
+            if self._only is None or node in self._only:
+                self._waiting.setdefault(node, {})[key] = pod
+            return False
+        now = self.clock.now()
+        ts = rfc3339(now)
+        if node in self._failed:
+            return bool(self._kill(key, pod, ts))
+        if phase == "Running":  # started before this kubelet looked: keep its clock
+            start = _since(pod, now)
+        else:
+            start = now
+            try:
+                self.store.patch("pods", *key.split("/", 1), pod_running_patch(pod, ts), subresource="status")
+            except StoreError:
+                return False
+        try:
+            duration = pod_duration(pod)
+        except ValueError as err:
+            log.warning("pod %s: %s; it runs until deleted", key, err)
+            duration = None
+        end = None if duration is None else start + duration
+        self._running[key] = _Running(uid, node, pod, end)
+        self._by_node.setdefault(node, set()).add(key)
+        if end is not None:
+            heapq.heappush(self._timers, (end, next(self._seq), key, uid))
+        return True
+
+    def _fire_due(self) -> bool:
+        now = self.clock.now()
+        timers = self._timers
+        fired = False
+        while timers and timers[0][0] <= now:
+            t, _, key, uid = heapq.heappop(timers)
+            run = self._running.get(key)
+            if run is None or run.uid != uid or run.end != t:
+                continue  # stale: deleted or restarted meanwhile
+            pod = run.pod
+            self._forget(key)
+            with contextlib.suppress(StoreError):
+                self.store.patch("pods", *key.split("/", 1), pod_terminated_patch(pod, rfc3339(now), exit_code(pod)),
+                                 subresource="status")
+            fired = True
+        return fired
+
+    def _kill(self, key: str, pod: dict[str, Any], ts: str, reason: str = "NodeFailure") -> int:
+        self._forget(key)
+        with contextlib.suppress(StoreError):
+            self.store.patch("pods", *key.split("/", 1),
+                             pod_failed_patch(pod, ts, reason, "the node running this pod failed"),
+                             subresource="status")
+            return 1
+        return 0
+
+    def _forget(self, key: str) -> None:
+        run = self._running.pop(key, None)
+        if run is not None:
+            pods = self._by_node.get(run.node)
+            if pods is not None:
+                pods.discard(key)
+
+
+def _since(pod: dict[str, Any], now: float) -> float:
+    text = str((pod.get("status") or {}).get("startTime") or "")
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return now

@@ -1,0 +1,180 @@
+"""A cluster state kept current by watch events, so a cycle does not re-read the world.
+
+Pods, PodGroups and Queues are applied one event at a time (a pod event costs about what parsing
+one pod costs). Changes that reshape the columnar node table — a node added, removed or resized, a
+new resource name, a PriorityClass — rebuild the state from the objects kept here (rare).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pumice.scheduler.cache import (
+    Catalog,
+    ClusterState,
+    build_from_catalog,
+    is_ours,
+    make_job,
+    make_queue,
+    make_task,
+    place_task,
+    pod_group_key,
+    pod_resource_names,
+)
+from pumice.scheduler.model import TaskInfo, TaskStatus
+
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode")
+
+
+def _key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+
+
+class LiveCache:
+    def __init__(self, scheduler_names: tuple[str, ...] = ("volcano",)) -> None:
+        self.scheduler_names = set(scheduler_names)
+        self.objects: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in KINDS}
+        self._state: ClusterState | None = None
+        self._catalog: Catalog | None = None
+        self._tasks: dict[str, TaskInfo] = {}  # pod key -> task in the state
+        self._all_jobs: dict[str, Any] = {}
+        self._by_group: dict[str, set[str]] = {}  # podgroup key -> pod keys
+        self.rebuilds = 0
+
+    # --- events -------------------------------------------------------------------------------
+    def apply(self, event: str, obj: dict[str, Any]) -> None:
+        kind = obj.get("kind", "")
+        if kind not in self.objects:
+            return
+        key = _key(obj)
+        store = self.objects[kind]
+        old = store.get(key)
+        if event == "DELETED":
+            store.pop(key, None)
+        else:
+            store[key] = obj
+        if self._state is None:
+            return
+        if kind == "Pod":
+            self._pod_changed(key, old, None if event == "DELETED" else obj)
+        elif kind == "PodGroup":
+            self._group_changed(key, None if event == "DELETED" else obj)
+        elif kind == "Queue":
+            self._queue_changed(key, None if event == "DELETED" else obj)
+        elif kind == "HyperNode":
+            self._state.hypernodes = list(self.objects["HyperNode"].values())
+        else:
+            self._state = None  # nodes, priority classes: rebuild
+
+    def state(self) -> ClusterState:
+        if self._state is None:
+            self._rebuild()
+        assert self._state is not None
+        return self._state
+
+    def resync(self, kind: str, key: str) -> None:
+        """Re-apply the last known object (after a write the store refused)."""
+        obj = self.objects.get(kind, {}).get(key)
+        if obj is not None:
+            self.apply("MODIFIED", obj)
+
+    # --- rebuild ------------------------------------------------------------------------------
+    def _rebuild(self) -> None:
+        self.rebuilds += 1
+        catalog = Catalog()
+        for kind in KINDS:
+            for obj in self.objects[kind].values():
+                catalog.add(obj)
+        self._catalog = catalog
+        state = build_from_catalog(catalog, self.scheduler_names)
+        self._tasks = {}
+        self._by_group = {}
+        self._all_jobs = dict(state.all_jobs)
+        for job in self._all_jobs.values():
+            for t in job.tasks.values():
+                self._tasks[t.key] = t
+        # tasks outside a job (other schedulers, no PodGroup) still hold node resources
+        for tasks in state.nodes.tasks:
+            for t in tasks.values():
+                self._tasks.setdefault(t.key, t)
+        for key, pod in self.objects["Pod"].items():
+            group = pod_group_key(pod) if is_ours(pod, self.scheduler_names) else ""
+            if group:
+                self._by_group.setdefault(group, set()).add(key)
+        self._state = state
+
+    # --- incremental --------------------------------------------------------------------------
+    def _detach(self, pod_key: str) -> None:
+        state = self._state
+        assert state is not None
+        task = self._tasks.pop(pod_key, None)
+        if task is None:
+            return
+        if task.node >= 0:
+            state.nodes.remove_task(task.node, task)
+        if task.job is not None:
+            task.job.remove_task(task)
+
+    def _attach(self, pod_key: str, job: Any, state: ClusterState) -> None:
+        pod = self.objects["Pod"].get(pod_key)
+        if pod is None:
+            return
+        old = self._tasks.get(pod_key)
+        if old is not None:
+            self._detach(pod_key)
+        assert self._catalog is not None
+        task = make_task(state.space, pod, self._catalog, job)
+        place_task(state.nodes, task)
+        self._tasks[pod_key] = task
+
+    def _pod_changed(self, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        state = self._state
+        assert state is not None
+        self._detach(key)
+        old_group = pod_group_key(old) if old is not None and is_ours(old, self.scheduler_names) else ""
+        if old_group:
+            self._by_group.get(old_group, set()).discard(key)
+        if new is None:
+            return
+        if not pod_resource_names(new) <= set(state.space.names) | {"pods"}:
+            self._state = None  # a new resource name: the columns change
+            return
+        group = pod_group_key(new) if is_ours(new, self.scheduler_names) else ""
+        if group:
+            self._by_group.setdefault(group, set()).add(key)
+        job = self._all_jobs.get(group) if group else None
+        self._attach(key, job, state)
+        if job is None and group == "" and is_ours(new, self.scheduler_names):
+            task = self._tasks[key]
+            if task.status == TaskStatus.PENDING and task.key not in state.orphan_pods:
+                state.orphan_pods.append(task.key)
+
+    def _group_changed(self, key: str, pg: dict[str, Any] | None) -> None:
+        state = self._state
+        assert state is not None and self._catalog is not None
+        old = self._all_jobs.pop(key, None)
+        state.jobs.pop(key, None)
+        members = sorted(self._by_group.get(key, ()))
+        if pg is None:
+            for pod_key in members:
+                self._attach(pod_key, None, state)
+            return
+        job = make_job(state.space, pg, self._catalog)
+        if old is not None:
+            job.phase = job.phase or old.phase
+        self._all_jobs[key] = job
+        for pod_key in members:
+            self._attach(pod_key, job, state)
+        if job.queue in state.queues:
+            state.jobs[key] = job
+
+    def _queue_changed(self, key: str, q: dict[str, Any] | None) -> None:
+        state = self._state
+        assert state is not None
+        if q is None:
+            state.queues.pop(key, None)
+        else:
+            state.queues[key] = make_queue(q)
+        state.jobs = {uid: j for uid, j in self._all_jobs.items() if j.queue in state.queues}

@@ -1,0 +1,173 @@
+"""The scheduler as a client of a store: watch objects, run a session, write decisions back.
+
+One ``run_once`` is one Volcano cycle: bring the informer cache up to date from watch events, run
+a session on it, then bind, evict and write PodGroup and Queue status through the store. The
+scheduler never creates pods.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
+from pumice.scheduler.live import LiveCache
+from pumice.store import Gone, Store, StoreError
+
+#: What the scheduler watches, in the order a session needs them.
+WATCHED = (
+    "nodes",
+    "queues.scheduling.volcano.sh",
+    "priorityclasses.scheduling.k8s.io",
+    "hypernodes.topology.volcano.sh",
+    "podgroups.scheduling.volcano.sh",
+    "pods",
+)
+PODGROUPS = "podgroups.scheduling.volcano.sh"
+QUEUES = "queues.scheduling.volcano.sh"
+
+
+def _key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+
+
+class Informer:
+    """A list+watch mirror of one resource; on 410 Gone it lists again (deletions included).
+
+    Every change is also handed to ``on_event(type, object)`` (the scheduler's live cache).
+    """
+
+    def __init__(self, store: Store, resource: str, on_event: Callable[[str, dict[str, Any]], None]) -> None:
+        self.store = store
+        self.resource = resource
+        self.on_event = on_event
+        self.objects: dict[str, dict[str, Any]] = {}
+        self.version = 0  # bumped on every change, so callers can tell whether anything moved
+        self._relist()
+
+    def _relist(self) -> None:
+        items, rv = self.store.list(self.resource)
+        fresh = {_key(o): o for o in items}
+        for key, obj in self.objects.items():
+            if key not in fresh:
+                self.on_event("DELETED", obj)
+        for obj in fresh.values():
+            self.on_event("MODIFIED", obj)
+        self.objects = fresh
+        self.version += 1
+        self.watch = self.store.watch(self.resource, resource_version=rv)
+
+    def sync(self) -> bool:
+        """Apply pending events; True if anything changed."""
+        try:
+            events = self.watch.drain()
+        except Gone:
+            self.watch.close()
+            self._relist()
+            return True
+        for ev in events:
+            if ev.type == "BOOKMARK":
+                continue
+            key = _key(ev.object)
+            if ev.type == "DELETED":
+                self.objects.pop(key, None)
+            else:
+                self.objects[key] = ev.object
+            self.on_event(ev.type, ev.object)
+        if events:
+            self.version += 1
+        return bool(events)
+
+    def close(self) -> None:
+        self.watch.close()
+
+
+class SchedulerLoop:
+    def __init__(self, store: Store, conf: SchedulerConf | None = None) -> None:
+        self.store = store
+        self.conf = conf or default_conf()
+        self.cache = LiveCache()
+        self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
+        self.last: SessionOutcome | None = None
+        self._seen_versions: tuple[int, ...] = ()
+
+    def sync(self) -> bool:
+        changed = False
+        for inf in self.informers.values():
+            changed |= inf.sync()
+        return changed
+
+    def has_work(self) -> bool:
+        """Anything pending to place, or anything changed since the last session."""
+        versions = tuple(inf.version for inf in self.informers.values())
+        return versions != self._seen_versions
+
+    def objects(self) -> list[dict[str, Any]]:
+        return [o for inf in self.informers.values() for o in inf.objects.values()]
+
+    def run_once(self) -> SessionOutcome:
+        self.sync()
+        outcome = run_session(self.cache.state(), self.conf, revert=True)
+        self._write_back(outcome)
+        self.sync()
+        self._seen_versions = tuple(inf.version for inf in self.informers.values())
+        self.last = outcome
+        return outcome
+
+    # --- write-back ---------------------------------------------------------------------------
+    def _write_back(self, outcome: SessionOutcome) -> None:
+        store = self.store
+        for pod in outcome.evictions:
+            ns, name = pod.split("/", 1)
+            try:
+                store.delete("pods", ns, name)
+            except StoreError:  # already gone: the watch says so
+                self.cache.resync("Pod", pod)
+        for pod, node in outcome.binds.items():
+            ns, name = pod.split("/", 1)
+            try:
+                store.bind(ns, name, node)
+            except StoreError:  # deleted or bound meanwhile: take the store's word for it
+                self.cache.resync("Pod", pod)
+        pgs = self.informers[PODGROUPS].objects
+        reasons = {j.key: j.reason for j in outcome.jobs}
+        for key, status in outcome.podgroups.items():
+            pg = pgs.get(key)
+            if pg is None:
+                continue
+            old = pg.get("status") or {}
+            new = {"phase": status["phase"], "running": status["running"],
+                   "succeeded": status["succeeded"], "failed": status["failed"]}
+            reason = reasons.get(key, "")
+            cond = _condition(reason)
+            conditions = [c for c in old.get("conditions") or [] if c.get("type") not in ("Unschedulable", "Scheduled")]
+            conditions.append(cond)
+            new["conditions"] = conditions
+            if any(old.get(k) != v for k, v in new.items() if k != "conditions") or _cond_changed(old, cond):
+                ns, name = key.split("/", 1)
+                with contextlib.suppress(StoreError):
+                    store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status")
+        queues = self.informers[QUEUES].objects
+        for name, allocated in outcome.queue_allocated.items():
+            q = queues.get(name)
+            if q is None or (q.get("status") or {}).get("allocated", {}) == allocated:
+                continue
+            with contextlib.suppress(StoreError):
+                store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status")
+
+
+def _condition(reason: str) -> dict[str, Any]:
+    if reason:
+        return {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": reason}
+    return {"type": "Scheduled", "status": "True", "reason": "tasks in gang are ready to be scheduled",
+            "message": ""}
+
+
+def _cond_changed(old: dict[str, Any], cond: dict[str, Any]) -> bool:
+    for c in old.get("conditions") or []:
+        if c.get("type") == cond["type"]:
+            return c.get("message") != cond["message"] or c.get("status") != cond["status"]
+    return True

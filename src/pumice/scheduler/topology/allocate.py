@@ -1,0 +1,274 @@
+"""allocate for jobs with hard network topology or SubJob policies (Volcano ``allocateForJob``).
+
+Two-level search: the job's candidate HyperNodes come in gradients (lowest tier first); each
+candidate of a gradient is *dry-run*: its SubJobs are placed, each SubJob in turn searching its own
+gradients inside the job's HyperNode, with the full predicates restricted to the HyperNode's leaf
+nodes. Every dry run is rolled back; the best solution of the first gradient that has one is
+replayed. Later pods stay under the highest allowed ancestor of the HyperNode already used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pumice.scheduler.framework.statement import ALLOCATE, PIPELINE, Statement
+from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
+from pumice.scheduler.topology.context import (
+    PURPOSE_ALLOCATE,
+    SearchRequest,
+    TopologyContext,
+    best_of,
+    hypernode_gradients,
+    hypernode_scores,
+    topology_of,
+)
+from pumice.scheduler.topology.reason import no_fit_reason
+from pumice.scheduler.topology.subjobs import JobTopology, SubJob
+from pumice.scheduler.topology.tree import CLUSTER_TOP, HyperNodeInfo
+from pumice.scheduler.topology.worksheet import JobSheet, TaskSheet, build_job_sheet, gang_flag
+
+if TYPE_CHECKING:
+    from pumice.scheduler.framework.session import Session
+
+Ops = list[tuple[str, TaskInfo, int]]
+
+
+# --- gang checks with SubJobs (gang plugin semantics, flags as configured) ----------------------
+def job_ready(ssn: Session, jt: JobTopology) -> bool:
+    if not ssn.job_ready(jt.job):
+        return False
+    return not (jt.has_policy and gang_flag(ssn, "enableJobReady")) or jt.subjobs_ready("ready")
+
+
+def job_pipelined(ssn: Session, jt: JobTopology) -> bool:
+    if not ssn.job_pipelined(jt.job):
+        return False
+    return not (jt.has_policy and gang_flag(ssn, "enableJobPipelined")) or jt.subjobs_ready("pipelined")
+
+
+def subjob_ready(ssn: Session, jt: JobTopology, sj: SubJob) -> bool:
+    """Volcano ``SubJobReady``: JobReady without policies; else the enabled SubJobReadyFns (gang)."""
+    if not jt.has_policy:
+        return ssn.job_ready(jt.job)
+    return sj.is_ready() if gang_flag(ssn, "enabledSubJobReady") else True
+
+
+def subjob_pipelined(ssn: Session, jt: JobTopology, sj: SubJob) -> bool:
+    if not jt.has_policy:
+        return ssn.job_pipelined(jt.job)
+    return sj.is_pipelined() if gang_flag(ssn, "enabledSubJobPipelined") else True
+
+
+def _need_continue(jt: JobTopology, sj: SubJob) -> bool:
+    """Volcano ``NeedContinueAllocating(subJob)``: may other tasks be tried after one found no node?"""
+    job = jt.job
+    if job.min_available == len(job.tasks) or sj.min_available >= len(sj.tasks):
+        return False
+    if jt.has_policy:
+        return True
+    return job.need_continue_allocating()
+
+
+def _has_fit_errors(job: JobInfo, sj: SubJob, task: TaskInfo) -> bool:
+    """The predicate-error cache, per SubJob and task role."""
+    if not task.role:
+        return False
+    mine = {t.uid for t in sj.tasks}
+    return any(uid in mine and job.tasks[uid].role == task.role for uid in job.fit_errors if uid in job.tasks)
+
+
+def _reset_fit_errors(job: JobInfo, sj: SubJob | None = None) -> None:
+    if sj is None:
+        job.fit_errors.clear()
+        return
+    for t in sj.tasks:
+        job.fit_errors.pop(t.uid, None)
+
+
+# --- statements: dry runs are saved as operations and replayed -------------------------------
+def _save(stmts: list[Statement]) -> Ops:
+    return [(op, task, node) for s in stmts for op, task, node, _ in s.operations if op in (ALLOCATE, PIPELINE)]
+
+
+def _replay(ssn: Session, ops: Ops) -> Statement:
+    stmt = Statement(ssn)
+    for op, task, node in ops:
+        if op == ALLOCATE:
+            stmt.allocate(task, node)
+        else:
+            stmt.pipeline(task, node)
+    return stmt
+
+
+# --- the three levels ---------------------------------------------------------------------------
+def allocate_tasks_in(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: SubJob, sheet: TaskSheet,
+                      hn: HyperNodeInfo, queue: QueueInfo) -> Statement | None:
+    """Volcano ``allocateResourcesForTasks`` on the leaf nodes of ``hn``."""
+    job = jt.job
+    tree = ctx.tree
+    subset = None if hn.name == CLUSTER_TOP else hn.nodes
+    if subset is not None and len(subset) == 0:
+        return None
+    placer = ssn.placer
+    stmt = Statement(ssn)
+    allocated = sj.allocated_hypernode
+    while not sheet.empty():
+        task = sheet.pop()
+        if not ssn.allocatable(queue, task):
+            continue
+        if _has_fit_errors(job, sj, task):
+            job.fit_errors[task.uid] = (f"Task {task.name} with role spec {task.role} "
+                                        "has already predicated failed, skip")
+            continue
+        err = ssn.pre_predicate(task)
+        if err:
+            job.fit_errors[task.uid] = err
+            break
+        if sj.topology is not None:
+            ctx.task_hypernode[task.uid] = allocated
+        choice = placer.best_node(task, subset=subset, depth=sheet.shapes[task.shape] + 1)
+        if choice is None:
+            where = "" if subset is None else f" in HyperNode {hn.name}"
+            job.fit_errors[task.uid] = placer.explain(task, subset) + where
+            if _need_continue(jt, sj):
+                continue
+            break
+        if choice.fits_idle:
+            stmt.allocate(task, choice.node)
+        else:
+            stmt.pipeline(task, choice.node)
+        if sj.topology is not None:
+            lowest = tree.lowest_hypernode_of_node(choice.node)
+            if lowest:
+                allocated = tree.lca(lowest, allocated)
+        if subjob_ready(ssn, jt, sj):
+            break
+    if subjob_ready(ssn, jt, sj) or subjob_pipelined(ssn, jt, sj):
+        return stmt
+    stmt.discard()
+    return None
+
+
+def _request(jt: JobTopology, sj: SubJob | None) -> SearchRequest:
+    if sj is None:
+        return SearchRequest(jt.topology, jt.allocated_hypernode, jt.min_resources())
+    return SearchRequest(sj.topology, sj.allocated_hypernode, sj.min_resources(jt.job.resources.zeros()))
+
+
+def allocate_subjob(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: SubJob, sheet: TaskSheet,
+                    hn_for_job: HyperNodeInfo, queue: QueueInfo,
+                    decisions: dict[str, str]) -> tuple[Statement | None, float]:
+    """Volcano ``allocateForSubJob``: best HyperNode of the SubJob's first gradient with a solution."""
+    if sheet.empty():
+        return None, 0.0
+    for gradient in hypernode_gradients(ssn, _request(jt, sj), hn_for_job, PURPOSE_ALLOCATE):
+        solutions: dict[str, tuple[Ops, TaskSheet]] = {}
+        for hn in gradient:
+            _reset_fit_errors(jt.job, sj)
+            copy = sheet.clone()
+            stmt = allocate_tasks_in(ssn, ctx, jt, sj, copy, hn, queue)
+            if stmt is not None and len(stmt):
+                solutions[hn.name] = (_save([stmt]), copy)
+                stmt.discard()
+        if not solutions:
+            continue
+        candidates = [ctx.tree.infos[name] for name in sorted(solutions)]
+        best, score = best_of(hypernode_scores(ssn, sj, candidates))
+        ops, remaining = solutions[best]
+        final = _replay(ssn, ops)
+        sj.allocated_hypernode = ctx.tree.lca(sj.allocated_hypernode, best)
+        sheet.take(remaining)
+        decisions[sj.uid] = sj.allocated_hypernode
+        return final, score
+    return None, 0.0
+
+
+def allocate_for_job(ssn: Session, job: JobInfo, queue: QueueInfo) -> Statement | None:
+    """Volcano ``allocateForJob`` from the cluster top: one statement for the best job HyperNode."""
+    ctx = topology_of(ssn)
+    jt = ctx.job(job)
+    sheet: JobSheet | None = ctx.sheets.get(job.uid)
+    if sheet is None:
+        sheet = ctx.sheets[job.uid] = build_job_sheet(ssn, jt)
+    if sheet.empty():
+        return None
+    snapshot = {uid: sj.allocated_hypernode for uid, sj in jt.subjobs.items()}
+    for gradient in hypernode_gradients(ssn, _request(jt, None), ctx.tree.top, PURPOSE_ALLOCATE):
+        solutions: dict[str, tuple[Ops, JobSheet, float, dict[str, str]]] = {}
+        for hn in gradient:
+            _reset_fit_errors(job)
+            copy = sheet.clone()
+            stmts: list[Statement] = []
+            total = 0.0
+            decisions: dict[str, str] = {}
+            while not copy.subjobs.empty():
+                sj = copy.subjobs.pop()
+                tasks = copy.sheets[sj.uid]
+                stmt, score = allocate_subjob(ssn, ctx, jt, sj, tasks, hn, queue, decisions)
+                if stmt is not None and len(stmt):
+                    stmts.append(stmt)
+                    total += score
+                    if not tasks.empty():
+                        copy.subjobs.push(sj)
+                    if job_ready(ssn, jt):
+                        break
+            for uid, name in snapshot.items():
+                jt.subjobs[uid].allocated_hypernode = name
+            ops = _save(stmts)
+            if ops and (job_ready(ssn, jt) or job_pipelined(ssn, jt)):
+                solutions[hn.name] = (ops, copy, total, decisions)
+            for stmt in reversed(stmts):
+                stmt.discard()
+        if not solutions:
+            continue
+        best = min(solutions, key=lambda name: (-solutions[name][2], name))
+        ops, remaining, _, decisions = solutions[best]
+        sheet.take(remaining)
+        ctx.decisions[job.uid] = (best, decisions)
+        return _replay(ssn, ops)
+    return None
+
+
+def _commit_decision(ctx: TopologyContext, jt: JobTopology) -> None:
+    """Volcano ``UpdateDecisionToJob``: remember where the job and its SubJobs now live."""
+    decision = ctx.decisions.get(jt.job.uid)
+    if decision is None:
+        return
+    best, subjobs = decision
+    jt.allocated_hypernode = ctx.tree.lca(jt.allocated_hypernode, best)
+    for uid, name in subjobs.items():
+        sj = jt.subjobs[uid]
+        sj.allocated_hypernode = ctx.tree.lca(sj.allocated_hypernode, name)
+
+
+# --- the allocate action's branch -----------------------------------------------------------------
+def uses_topology_path(ssn: Session, job: JobInfo) -> bool:
+    """Jobs with hard topology (soft counts, converted) or SubJob policies take this path."""
+    if job.network_topology is None and not (job.pod_group.get("spec") or {}).get("subGroupPolicy"):
+        return False
+    return topology_of(ssn).job(job).needs_topology_path()
+
+
+def allocate_job_turn(ssn: Session, job: JobInfo, queue: QueueInfo) -> bool:
+    """One turn of a topology job in allocate; True if the job should be pushed back for more."""
+    ctx = topology_of(ssn)
+    jt = ctx.job(job)
+    if not ctx.tree.ready and jt.with_topology():
+        job.pending_reason = f"HyperNodes are not ready for scheduling: {ctx.tree.error}"
+        return False
+    if jt.has_policy and not jt.subjobs_valid():
+        job.pending_reason = "not enough subGroups for the minSubGroups of the job's subGroupPolicy"
+        return False
+    stmt = allocate_for_job(ssn, job, queue)
+    if stmt is None:
+        if not job_ready(ssn, jt):
+            reason = no_fit_reason(ssn, ctx, jt)
+            if reason:
+                job.pending_reason = reason
+        return False
+    if not job_ready(ssn, jt):
+        return False  # pipelined: the placements stay in the session, nothing is bound
+    stmt.commit()
+    _commit_decision(ctx, jt)
+    return not ctx.sheets[job.uid].empty()
+

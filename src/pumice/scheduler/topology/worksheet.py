@@ -1,0 +1,137 @@
+"""A topology job's allocate worksheet: SubJobs in order, each with its pending tasks in task order."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from functools import cmp_to_key
+from typing import TYPE_CHECKING
+
+from pumice.scheduler.framework.pqueue import PriorityQueue
+from pumice.scheduler.model import TaskInfo, TaskStatus
+from pumice.scheduler.topology.subjobs import JobTopology, SubJob
+
+if TYPE_CHECKING:
+    from pumice.scheduler.framework.session import Session
+
+SubJobLess = Callable[[SubJob, SubJob], bool]
+
+
+class TaskSheet:
+    """One SubJob's pending tasks (task order) and how many of each shape remain."""
+
+    def __init__(self, tasks: PriorityQueue[TaskInfo], shapes: Counter[tuple]) -> None:
+        self.tasks = tasks
+        self.shapes = shapes
+
+    def pop(self) -> TaskInfo:
+        task = self.tasks.pop()
+        self.shapes[task.shape] -= 1
+        return task
+
+    def empty(self) -> bool:
+        return self.tasks.empty()
+
+    def clone(self) -> TaskSheet:
+        return TaskSheet(self.tasks.clone(), Counter(self.shapes))
+
+    def take(self, other: TaskSheet) -> None:
+        """Volcano ``ShallowCopyFrom``: continue from another (dry-run) copy."""
+        self.tasks = other.tasks
+        self.shapes = other.shapes
+
+
+class JobSheet:
+    def __init__(self, subjobs: PriorityQueue[SubJob], sheets: dict[str, TaskSheet]) -> None:
+        self.subjobs = subjobs
+        self.sheets = sheets
+
+    def empty(self) -> bool:
+        return self.subjobs.empty()
+
+    def clone(self) -> JobSheet:
+        return JobSheet(self.subjobs.clone(), {k: s.clone() for k, s in self.sheets.items()})
+
+    def take(self, other: JobSheet) -> None:
+        self.subjobs = other.subjobs
+        self.sheets = other.sheets
+
+
+def _schedulable(task: TaskInfo) -> bool:
+    """As the allocate action: pending, not best-effort (left to backfill), not gated."""
+    return (task.status == TaskStatus.PENDING and not task.best_effort
+            and not (task.pod.get("spec") or {}).get("schedulingGates"))
+
+
+def gang_flag(ssn: Session, flag: str) -> bool:
+    """Whether the gang plugin is on and its ``flag`` is enabled (SubJob checks come from gang)."""
+    if "gang" not in ssn.plugins:
+        return False
+    for tier in ssn.conf.tiers:
+        for opt in tier.plugins:
+            if opt.name == "gang":
+                return opt.enabled(flag)
+    return False
+
+
+def subjob_less(ssn: Session) -> SubJobLess:
+    """Volcano ``SubJobOrderFn``: gang puts not-ready SubJobs first; then match index, then UID."""
+    gang = gang_flag(ssn, "enabledSubJobOrder")
+
+    def less(left: SubJob, right: SubJob) -> bool:
+        if gang:
+            lr, rr = left.is_ready(), right.is_ready()
+            if lr != rr:
+                return rr
+        if left.match_index != right.match_index:
+            return left.match_index < right.match_index
+        return left.uid < right.uid
+
+    return less
+
+
+def build_job_sheet(ssn: Session, jt: JobTopology) -> JobSheet:
+    """Volcano ``organizeJobWorksheet``: SubJobs needed for ``minSubGroups`` come first."""
+    less = subjob_less(ssn)
+    ready_gate = gang_flag(ssn, "enabledSubJobReady") if jt.has_policy else True
+    counts: dict[str, int] = {}
+    waiting: list[SubJob] = []
+    for sj in jt.subjobs.values():
+        ready = (sj.is_ready() if ready_gate else True) if jt.has_policy else ssn.job_ready(jt.job)
+        if ready:
+            counts[sj.gid] = counts.get(sj.gid, 0) + 1
+        else:
+            waiting.append(sj)
+    waiting.sort(key=_cmp_key(less))
+    required: set[str] = set()
+    for sj in waiting:
+        if counts.get(sj.gid, 0) < jt.min_subjobs.get(sj.gid, 0):
+            required.add(sj.uid)
+            counts[sj.gid] = counts.get(sj.gid, 0) + 1
+
+    def order(left: SubJob, right: SubJob) -> bool:
+        lreq, rreq = left.uid in required, right.uid in required
+        if lreq != rreq:
+            return lreq
+        return less(left, right)
+
+    subjobs: PriorityQueue[SubJob] = PriorityQueue(order)
+    sheets: dict[str, TaskSheet] = {}
+    for sj in jt.subjobs.values():
+        tasks = [t for t in sj.tasks if _schedulable(t)]
+        if not tasks:
+            continue
+        sheets[sj.uid] = TaskSheet(PriorityQueue(ssn.task_order_less, tasks), Counter(t.shape for t in tasks))
+        subjobs.push(sj)
+    return JobSheet(subjobs, sheets)
+
+
+def _cmp_key(less: SubJobLess) -> Callable[[SubJob], object]:
+    def cmp(a: SubJob, b: SubJob) -> int:
+        if less(a, b):
+            return -1
+        if less(b, a):
+            return 1
+        return 0
+
+    return cmp_to_key(cmp)

@@ -1,0 +1,112 @@
+"""The live cache (kept current by events) must always equal a state built from scratch, and the
+scheduler loop must decide on it what a one-shot session decides."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pumice.scheduler import build_cluster_state, run_session
+from pumice.scheduler.live import LiveCache
+from pumice.scheduler.loop import SchedulerLoop
+from pumice.store import MemoryStore
+
+
+def node(name: str, cpu: str = "8") -> dict[str, Any]:
+    alloc = {"cpu": cpu, "memory": "16Gi", "pods": "20"}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"allocatable": alloc}}
+
+
+def queue(name: str) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+            "spec": {"weight": 1}, "status": {"state": "Open"}}
+
+
+def group(name: str, min_member: int, q: str = "q1") -> dict[str, Any]:
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "ns"},
+            "spec": {"minMember": min_member, "queue": q}, "status": {"phase": "Inqueue"}}
+
+
+def pod(name: str, grp: str, cpu: str = "1", node_name: str | None = None, phase: str = "Pending") -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": "volcano",
+                            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"ns-{name}",
+                         "annotations": {"scheduling.k8s.io/group-name": grp}},
+            "spec": spec, "status": {"phase": phase}}
+
+
+def assert_same(live: LiveCache) -> None:
+    got = live.state()
+    fresh = build_cluster_state([o for objs in live.objects.values() for o in objs.values()])
+    order = [fresh.nodes.names.index(n) for n in got.nodes.names]
+    np.testing.assert_allclose(got.nodes.used, fresh.nodes.used[:, order])
+    np.testing.assert_allclose(got.nodes.idle, fresh.nodes.idle[:, order])
+    np.testing.assert_array_equal(got.nodes.task_count, fresh.nodes.task_count[order])
+    assert set(got.jobs) == set(fresh.jobs)
+    for uid, job in fresh.jobs.items():
+        mine = got.jobs[uid]
+        assert {k: v for k, v in mine.status_count.items() if v} == {k: v for k, v in job.status_count.items() if v}
+        np.testing.assert_allclose(mine.allocated, job.allocated)
+        assert sorted(mine.tasks) == sorted(job.tasks)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=0, max_value=10_000))
+def test_live_cache_equals_a_fresh_build_after_any_event_sequence(seed: int) -> None:
+    rng = random.Random(seed)
+    live = LiveCache()
+    for obj in (node("n1"), node("n2"), queue("q1"), group("g1", 2), group("g2", 1)):
+        live.apply("ADDED", obj)
+    live.state()
+    pods: dict[str, dict[str, Any]] = {}
+    for step in range(40):
+        op = rng.choice(["add", "bind", "run", "finish", "delete", "group", "queue"])
+        if op == "add" or not pods:
+            name = f"p{step}"
+            pods[name] = pod(name, rng.choice(["g1", "g2", "g3"]), cpu=rng.choice(["1", "2"]))
+            live.apply("ADDED", pods[name])
+        elif op in ("bind", "run", "finish"):
+            name = rng.choice(sorted(pods))
+            p = pods[name]
+            if op == "bind":
+                p = pod(name, p["metadata"]["annotations"]["scheduling.k8s.io/group-name"],
+                        p["spec"]["containers"][0]["resources"]["requests"]["cpu"], rng.choice(["n1", "n2"]))
+            else:
+                p = {**p, "status": {"phase": "Running" if op == "run" else "Succeeded"}}
+            pods[name] = p
+            live.apply("MODIFIED", p)
+        elif op == "delete":
+            name = rng.choice(sorted(pods))
+            live.apply("DELETED", pods.pop(name))
+        elif op == "group":
+            live.apply("ADDED", group("g3", rng.choice([1, 3])))
+        else:
+            live.apply(rng.choice(["ADDED", "DELETED"]), queue("q1"))
+        assert_same(live)
+
+
+def test_the_loop_decides_what_one_session_decides_and_keeps_no_ghosts() -> None:
+    objs = [node("n1", "4"), node("n2", "4"), queue("q1"), group("a", 3), group("b", 2)]
+    objs += [pod(f"a-{i}", "a", "2") for i in range(3)] + [pod(f"b-{i}", "b", "3") for i in range(2)]
+    expected = run_session(objs).binds
+    store = MemoryStore()
+    kinds = {"Node": "nodes", "Queue": "queues.scheduling.volcano.sh",
+             "PodGroup": "podgroups.scheduling.volcano.sh", "Pod": "pods"}
+    for o in objs:
+        store.create(kinds[o["kind"]], o)
+    loop = SchedulerLoop(store)
+    assert loop.run_once().binds == expected
+    # the gang that did not fit left nothing behind: a second cycle sees exactly the bound pods
+    state = loop.cache.state()
+    bound = {k for k, _ in expected.items()}
+    on_nodes = {t.key for tasks in state.nodes.tasks for t in tasks.values()}
+    assert on_nodes == bound
+    assert loop.run_once().binds == {}

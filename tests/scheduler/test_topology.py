@@ -1,0 +1,263 @@
+"""Network-topology-aware scheduling: HyperNode tree, hard topology gangs, SubJobs, scoring.
+
+The scenario: several InfiniBand fabrics in one cluster, nodes labelled with their fabric, one
+tier-1 HyperNode per fabric (labelMatch) under a tier-2 spine. A PodGroup with
+``networkTopology: {mode: hard, highestTierAllowed: 1}`` must land inside one fabric.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pumice.scheduler import build_cluster_state, load_conf, run_session
+from pumice.scheduler.topology import CLUSTER_TOP, HyperNodeTree
+
+CONF = load_conf("""
+actions: "allocate"
+tiers:
+- plugins:
+  - name: gang
+  - name: priority
+- plugins:
+  - name: predicates
+  - name: network-topology-aware
+""")
+
+FABRIC_LABEL = "example.com/ib-cluster"
+
+
+def node(name: str, labels: dict[str, str] | None = None, gpus: int = 8) -> dict[str, Any]:
+    alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}},
+            "status": {"allocatable": alloc, "capacity": alloc}}
+
+
+def pod(name: str, group: str, gpus: int = 8, on: str = "", labels: dict[str, str] | None = None,
+        ns: str = "ml") -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": "volcano", "containers": [{"name": "main", "resources": {
+        "requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": str(gpus)}}}]}
+    if on:
+        spec["nodeName"] = on
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "uid": f"{ns}-{name}", "labels": labels or {},
+                         "annotations": {"scheduling.k8s.io/group-name": group}},
+            "spec": spec, "status": {"phase": "Running" if on else "Pending"}}
+
+
+def podgroup(name: str, min_member: int, topology: dict[str, Any] | None = None,
+             sub_groups: list[dict[str, Any]] | None = None, ns: str = "ml") -> dict[str, Any]:
+    spec: dict[str, Any] = {"minMember": min_member, "queue": "default"}
+    if topology is not None:
+        spec["networkTopology"] = topology
+    if sub_groups is not None:
+        spec["subGroupPolicy"] = sub_groups
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": ns}, "spec": spec, "status": {"phase": "Inqueue"}}
+
+
+def hypernode(name: str, tier: int, members: list[dict[str, Any]], tier_name: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {"tier": tier, "members": members}
+    if tier_name:
+        spec["tierName"] = tier_name
+    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
+            "spec": spec}
+
+
+QUEUE = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
+         "spec": {"weight": 1}, "status": {"state": "Open"}}
+
+
+def fabrics(names: tuple[str, ...] = ("fabric-a", "fabric-b", "fabric-c"), per: int = 4) -> list[dict[str, Any]]:
+    """Nodes labelled with their IB fabric, a tier-1 HyperNode per fabric, a tier-2 spine."""
+    objs: list[dict[str, Any]] = [QUEUE]
+    for f in names:
+        objs += [node(f"{f}-n{i}", {FABRIC_LABEL: f}) for i in range(per)]
+        objs.append(hypernode(f, 1, [{"type": "Node", "selector": {"labelMatch": {
+            "matchLabels": {FABRIC_LABEL: f}}}}], tier_name="ib-cluster"))
+    objs.append(hypernode("spine", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": f}}}
+                                       for f in names], tier_name="spine"))
+    return objs
+
+
+def gang(name: str, size: int, tier: int | None = 1, min_member: int | None = None,
+         mode: str = "hard") -> list[dict[str, Any]]:
+    topology = None if tier is None else {"mode": mode, "highestTierAllowed": tier}
+    objs = [podgroup(name, size if min_member is None else min_member, topology)]
+    objs += [pod(f"{name}-worker-{i}", name) for i in range(size)]
+    return objs
+
+
+def fabric_of(node_name: str) -> str:
+    return node_name.rsplit("-n", 1)[0]
+
+
+def job_reason(outcome: Any, key: str) -> str:
+    return next(j.reason for j in outcome.jobs if j.key == key)
+
+
+# --- the HyperNode tree ----------------------------------------------------------------------------
+def test_tree_members_tiers_and_lca() -> None:
+    objs = [
+        node("a-0", {"rack": "a"}), node("a-1", {"rack": "a"}), node("b-0"), node("b-1"), node("x"),
+        hypernode("ra", 1, [{"type": "Node", "selector": {"labelMatch": {"matchLabels": {"rack": "a"}}}}]),
+        hypernode("rb", 1, [{"type": "Node", "selector": {"regexMatch": {"pattern": "^b-[0-9]+$"}}}],
+                  tier_name="rack"),
+        hypernode("rx", 1, [{"type": "Node", "selector": {"exactMatch": {"name": "x"}}},
+                            {"type": "Node", "selector": {"exactMatch": {"name": "gone"}}}]),
+        hypernode("sp", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": "ra"}}},
+                            {"type": "HyperNode", "selector": {"exactMatch": {"name": "rb"}}}]),
+    ]
+    state = build_cluster_state(objs)
+    tree = HyperNodeTree.build(state.hypernodes, state.nodes)
+    idx = state.nodes.index
+    assert tree.ready
+    assert list(tree.infos["ra"].nodes) == [idx["a-0"], idx["a-1"]]
+    assert list(tree.infos["rb"].nodes) == [idx["b-0"], idx["b-1"]]
+    assert list(tree.infos["rx"].nodes) == [idx["x"]]
+    assert len(tree.infos["sp"].nodes) == 4
+    assert tree.infos["ra"].parent == "sp" and tree.infos["sp"].children == ["ra", "rb"]
+    assert tree.tiers == [1, 2] and tree.tier_names == {"rack": 1}
+    top = tree.infos[CLUSTER_TOP]
+    assert top.tier == 3 and top.children == ["rx", "sp"] and len(top.nodes) == 5
+    assert tree.lca("ra", "rb") == "sp"
+    assert tree.lca("ra", "rx") == CLUSTER_TOP
+    assert tree.lca("", "rb") == "rb"
+    assert tree.lowest_hypernode_of_node(idx["b-1"]) == "rb"
+    assert tree.hypernode_of_nodes(np.array([idx["a-0"], idx["b-0"]])) == "sp"
+
+
+def test_two_parents_make_the_tree_unready_and_topology_jobs_wait() -> None:
+    objs = [
+        QUEUE, node("n0"), node("n1"),
+        hypernode("leaf", 1, [{"type": "Node", "selector": {"regexMatch": {"pattern": "^n"}}}]),
+        hypernode("p1", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf"}}}]),
+        hypernode("p2", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf"}}}]),
+        *gang("job", 1),
+    ]
+    state = build_cluster_state(objs)
+    assert not HyperNodeTree.build(state.hypernodes, state.nodes).ready
+    out = run_session(objs, CONF)
+    assert out.binds == {}
+    assert "not ready" in job_reason(out, "ml/job")
+
+
+# --- one fabric per gang -----------------------------------------------------------------------
+def test_gang_lands_in_one_fabric_preferring_the_fullest() -> None:
+    objs = [*fabrics(), podgroup("busy", 1), pod("busy-0", "busy", on="fabric-b-n0"), *gang("train", 3)]
+    out = run_session(objs, CONF)
+    assert len(out.binds) == 3
+    assert {fabric_of(n) for n in out.binds.values()} == {"fabric-b"}  # HyperNode binpack
+    assert run_session(objs, CONF).binds == out.binds  # reproducible
+
+
+def test_ties_between_fabrics_go_to_the_lowest_name() -> None:
+    out = run_session(fabrics() + gang("train", 4), CONF)
+    assert {fabric_of(n) for n in out.binds.values()} == {"fabric-a"}
+
+
+def test_gang_fitting_no_fabric_stays_pending_and_says_so() -> None:
+    objs = [*fabrics(), podgroup("busy", 1), pod("busy-0", "busy", on="fabric-b-n0"), *gang("big", 5)]
+    out = run_session(objs, CONF)
+    assert out.binds == {}
+    assert job_reason(out, "ml/big") == "no tier-1 HyperNode has 40 free GPUs; best has 32 (fabric-a)"
+    # the same gang may span fabrics under the spine when tier 2 is allowed
+    wide = run_session(fabrics() + gang("big", 5, tier=2), CONF)
+    assert len(wide.binds) == 5
+
+
+def test_tier_name_bounds_like_the_tier() -> None:
+    objs = [*fabrics(), podgroup("big", 5, {"mode": "hard", "highestTierName": "ib-cluster"})]
+    objs += [pod(f"big-worker-{i}", "big") for i in range(5)]
+    assert run_session(objs, CONF).binds == {}
+    objs[-6] = podgroup("big", 5, {"mode": "hard", "highestTierName": "spine"})
+    assert len(run_session(objs, CONF).binds) == 5
+
+
+def test_new_pods_of_a_running_job_stay_in_its_fabric() -> None:
+    objs = [*fabrics(), podgroup("elastic", 2, {"mode": "hard", "highestTierAllowed": 1}),
+            pod("elastic-worker-0", "elastic", on="fabric-c-n0"),
+            pod("elastic-worker-1", "elastic", on="fabric-c-n1"),
+            pod("elastic-worker-2", "elastic"), pod("elastic-worker-3", "elastic")]
+    out = run_session(objs, CONF)
+    assert len(out.binds) == 2
+    assert {fabric_of(n) for n in out.binds.values()} == {"fabric-c"}
+
+
+def test_soft_topology_packs_but_may_span() -> None:
+    objs = fabrics(per=2) + gang("soft", 3, tier=1, mode="soft")
+    out = run_session(objs, CONF)
+    assert len(out.binds) == 3
+    counts = sorted(sum(1 for n in out.binds.values() if fabric_of(n) == f) for f in ("fabric-a", "fabric-b"))
+    assert counts == [1, 2]
+
+
+# --- SubJobs ------------------------------------------------------------------------------------
+def test_each_subgroup_lands_in_one_fabric() -> None:
+    objs = fabrics()
+    for f in ("fabric-a", "fabric-b", "fabric-c"):  # two nodes of every fabric are taken
+        objs += [podgroup(f"busy-{f}", 1), pod(f"busy-{f}-0", f"busy-{f}", on=f"{f}-n0"),
+                 podgroup(f"busy2-{f}", 1), pod(f"busy2-{f}-0", f"busy2-{f}", on=f"{f}-n1")]
+    policy = [{"name": "replica", "subGroupSize": 2, "minSubGroups": 2, "matchLabelKeys": ["replica"],
+               "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}]
+    objs.append(podgroup("pp", 4, {"mode": "hard", "highestTierAllowed": 2}, policy))
+    objs += [pod(f"pp-{r}-{i}", "pp", labels={"replica": str(r)}) for r in range(2) for i in range(2)]
+    out = run_session(objs, CONF)
+    assert len(out.binds) == 4
+    for r in range(2):
+        assert len({fabric_of(out.binds[f"ml/pp-{r}-{i}"]) for i in range(2)}) == 1
+    assert fabric_of(out.binds["ml/pp-0-0"]) != fabric_of(out.binds["ml/pp-1-0"])
+
+
+# --- node order ---------------------------------------------------------------------------------
+def test_pods_without_topology_fill_used_hypernodes_first() -> None:
+    objs = [*fabrics(), podgroup("busy", 1), pod("busy-0", "busy", gpus=4, on="fabric-c-n2")]
+    objs += [podgroup("single", 1), pod("single-0", "single", gpus=2)]
+    out = run_session(objs, CONF)
+    assert fabric_of(out.binds["ml/single-0"]) == "fabric-c"
+
+
+@pytest.mark.parametrize(("size", "expected"), [(3, [0, 1, 2]), (5, [1, 2, 2])])
+def test_topology_pods_follow_the_allocated_hypernode(size: int, expected: list[int]) -> None:
+    """Inside the spine, each pod goes next to the gang's earlier pods: fabrics fill one by one."""
+    out = run_session(fabrics(per=2) + gang("g", size, tier=2), CONF)
+    per = sorted(sum(1 for n in out.binds.values() if fabric_of(n) == f)
+                 for f in ("fabric-a", "fabric-b", "fabric-c"))
+    assert per == expected
+
+
+def test_gradients_follow_the_design_doc_example() -> None:
+    """HN0..HN3 tier 1 under HN4 {HN0, HN1} and HN5 {HN2, HN3}: candidates by tier, lowest first."""
+    from pumice.scheduler.framework.session import Session
+    from pumice.scheduler.topology.context import SearchRequest, hypernode_gradients, topology_of
+    from pumice.scheduler.topology.subjobs import Topology
+
+    objs: list[dict[str, Any]] = [QUEUE]
+    for h in range(4):
+        objs += [node(f"hn{h}-n0")]
+        objs.append(hypernode(f"HN{h}", 1, [{"type": "Node", "selector": {"exactMatch": {"name": f"hn{h}-n0"}}}]))
+    for name, kids in (("HN4", ("HN0", "HN1")), ("HN5", ("HN2", "HN3"))):
+        objs.append(hypernode(name, 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": k}}}
+                                        for k in kids]))
+    ssn = Session(build_cluster_state(objs), CONF)
+    ssn.open()
+    tree = topology_of(ssn).tree
+    none = np.zeros(ssn.space.size)
+
+    def names(req: SearchRequest, root: str) -> list[list[str]]:
+        return [[h.name for h in g] for g in hypernode_gradients(ssn, req, tree.infos[root])]
+
+    job = SearchRequest(Topology(True, 2), "", none)
+    assert names(job, CLUSTER_TOP) == [["HN0", "HN1", "HN2", "HN3"], ["HN4", "HN5"]]
+    sub = SearchRequest(Topology(True, 1), "", none)
+    assert names(sub, CLUSTER_TOP) == [["HN0", "HN1", "HN2", "HN3"]]
+    assert names(sub, "HN4") == [["HN0", "HN1"]]
+    # once part of the job runs in HN2, only HN2's allowed ancestor (HN5) is searched
+    assert names(SearchRequest(Topology(True, 2), "HN2", none), CLUSTER_TOP) == [["HN2", "HN3"], ["HN5"]]
+    # a job needing more than any HyperNode has idle is not offered it
+    gpus = np.zeros(ssn.space.size)
+    gpus[ssn.space.index["nvidia.com/gpu"]] = 16000
+    assert names(SearchRequest(Topology(True, 2), "", gpus), CLUSTER_TOP) == [["HN4", "HN5"]]
+    assert names(SearchRequest(None, "", none), "HN4") == [["HN4"]]
