@@ -1,11 +1,17 @@
 """One scheduling session on synthetic GPU clusters: how long, how many pods placed per second.
 
-    python benchmarks/bench_session.py            # the full table (about a minute)
-    python benchmarks/bench_session.py --quick    # the smallest row only
+    python benchmarks/bench_session.py            # the full table (a few minutes)
+    python benchmarks/bench_session.py --quick    # the smallest plain and topology rows only
 
 Each row runs in its own process so that its peak memory is its own. Nodes: 32 CPU, 256Gi,
 8 GPUs. Pods: gang jobs of 8-64 pods (minMember = replicas) in four weighted queues, with the
 default (shipped) Volcano configuration.
+
+Topology rows ("fat-tree") run the same pods on a 3-tier fat tree: leaf switches of 16-32 nodes
+(tier 1), spines of 8 leaves (tier 2), fabrics of 4 spines (tier 3), discovered from node labels
+as Volcano's label discoverer does; half of the jobs are hard-topology gangs
+(``networkTopology: {mode: hard, highestTierAllowed: 1 or 2}``), and the configuration adds the
+network-topology-aware plugin. "vs plain" is the session time over the plain row's of that size.
 """
 
 from __future__ import annotations
@@ -20,30 +26,76 @@ import time
 from typing import Any
 
 SIZES = [(1000, 10_000), (1000, 50_000), (5000, 10_000), (5000, 50_000), (10_000, 10_000), (10_000, 50_000)]
+#: Sizes that also get a topology row, printed under the plain one.
+TOPOLOGY_SIZES = {(1000, 10_000), (5000, 10_000), (5000, 50_000)}
+LEAF_LABEL, SPINE_LABEL, FABRIC_LABEL = "bench.pumice.dev/leaf", "bench.pumice.dev/spine", "bench.pumice.dev/fabric"
+DISCOVERY = {"networkTopologyTypes": {"fat-tree": [
+    {"nodeLabel": FABRIC_LABEL}, {"nodeLabel": SPINE_LABEL}, {"nodeLabel": LEAF_LABEL},
+    {"nodeLabel": "kubernetes.io/hostname"}]}}
+TOPOLOGY_CONF = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+  - name: network-topology-aware
+"""
 #: (cpu, memory, GPUs) per pod; a job's pods share one. On average 2.25 CPU, 15Gi, 0.5 GPU, so
 #: 50,000 pods fit in 5,000 nodes (about 70% of CPU, 62% of GPUs) and overflow 1,000 nodes.
 SHAPES = [("1", "4Gi", "0"), ("2", "16Gi", "1"), ("4", "32Gi", "1"), ("2", "8Gi", "0")]
 
 
-def cluster(nodes: int, pods: int, seed: int = 7) -> list[dict[str, Any]]:
+def fat_tree_labels(nodes: int, seed: int = 11) -> list[dict[str, str]]:
+    """Per node: its leaf (16-32 nodes), spine (8 leaves) and fabric (4 spines) labels."""
+    rng = random.Random(seed)
+    out: list[dict[str, str]] = []
+    leaf = 0
+    while len(out) < nodes:
+        size = min(rng.randint(16, 32), nodes - len(out))
+        spine, fabric = leaf // 8, leaf // 32
+        out += [{LEAF_LABEL: f"leaf-{leaf:03d}", SPINE_LABEL: f"spine-{spine:02d}", FABRIC_LABEL: f"fabric-{fabric}"}
+                ] * size
+        leaf += 1
+    return out
+
+
+def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     objs: list[dict[str, Any]] = []
     for q, weight in (("q-research", 1), ("q-prod", 2), ("q-batch", 1), ("q-dev", 1)):
         objs.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": q},
                      "spec": {"weight": weight}, "status": {"state": "Open"}})
     alloc = {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "8", "pods": "110"}
-    for i in range(nodes):
-        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:05d}"},
-                     "status": {"allocatable": alloc, "capacity": alloc}})
+    labels = fat_tree_labels(nodes) if topology else [{}] * nodes
+    node_objs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:05d}", "labels": dict(labels[i])},
+                  "status": {"allocatable": alloc, "capacity": alloc}} for i in range(nodes)]
+    objs += node_objs
+    if topology:
+        from pumice.topology_discovery import discover_hypernodes
+
+        objs += discover_hypernodes(node_objs, DISCOVERY)
     made = j = 0
     queues = ["q-research", "q-prod", "q-batch", "q-dev"]
     while made < pods:
         size = min(rng.randint(8, 64), pods - made)
         cpu, mem, gpu = rng.choice(SHAPES)
         name = f"job-{j:05d}"
+        spec: dict[str, Any] = {"minMember": size, "queue": queues[j % 4]}
+        if topology and j % 2 == 0:
+            spec["networkTopology"] = {"mode": "hard", "highestTierAllowed": 1 if j % 4 == 0 else 2}
         objs.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                      "metadata": {"name": name, "namespace": "bench"},
-                     "spec": {"minMember": size, "queue": queues[j % 4]}, "status": {"phase": "Inqueue"}})
+                     "spec": spec, "status": {"phase": "Inqueue"}})
         for k in range(size):
             objs.append({
                 "apiVersion": "v1", "kind": "Pod",
@@ -58,14 +110,15 @@ def cluster(nodes: int, pods: int, seed: int = 7) -> list[dict[str, Any]]:
     return objs
 
 
-def run_one(nodes: int, pods: int) -> dict[str, Any]:
-    from pumice.scheduler import build_cluster_state, run_session
+def run_one(nodes: int, pods: int, topology: bool = False) -> dict[str, Any]:
+    from pumice.scheduler import build_cluster_state, load_conf, run_session
 
-    objs = cluster(nodes, pods)
+    objs = cluster(nodes, pods, topology=topology)
+    conf = load_conf(TOPOLOGY_CONF) if topology else None
     t0 = time.perf_counter()
     state = build_cluster_state(objs)
     t1 = time.perf_counter()
-    outcome = run_session(state)
+    outcome = run_session(state, conf)
     t2 = time.perf_counter()
     placed = len(outcome.binds)
     return {
@@ -79,22 +132,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only the smallest row")
     parser.add_argument("--one", nargs=2, type=int, metavar=("NODES", "PODS"), help=argparse.SUPPRESS)
+    parser.add_argument("--topology", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_one(*args.one)))
+        print(json.dumps(run_one(*args.one, topology=args.topology)))
         return
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="pumice: one scheduling session (default Volcano conf)")
-    for col in ("nodes", "pending pods", "placed", "snapshot s", "session s", "pods placed/s", "peak MiB"):
+    table = Table(title="pumice: one scheduling session (default Volcano conf; fat-tree rows add topology)")
+    for col in ("nodes", "pending pods", "topology", "placed", "snapshot s", "session s", "vs plain",
+                "pods placed/s", "peak MiB"):
         table.add_column(col, justify="right")
     for nodes, pods in SIZES[:1] if args.quick else SIZES:
-        out = subprocess.run([sys.executable, __file__, "--one", str(nodes), str(pods)],
-                             capture_output=True, text=True, check=True)
-        r = json.loads(out.stdout.strip().splitlines()[-1])
-        table.add_row(f"{nodes:,}", f"{pods:,}", f"{r['placed']:,}", f"{r['snapshot_s']:.2f}",
-                      f"{r['session_s']:.2f}", f"{r['pods_per_s']:,.0f}", f"{r['peak_mib']:.0f}")
+        plain_s = None
+        for topology in (False, True) if (nodes, pods) in TOPOLOGY_SIZES else (False,):
+            cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *(["--topology"] if topology else [])]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            ratio = f"{r['session_s'] / plain_s:.2f}x" if topology and plain_s else "-"
+            plain_s = plain_s or r["session_s"]
+            table.add_row(f"{nodes:,}", f"{pods:,}", "fat-tree" if topology else "-", f"{r['placed']:,}",
+                          f"{r['snapshot_s']:.2f}", f"{r['session_s']:.2f}", ratio, f"{r['pods_per_s']:,.0f}",
+                          f"{r['peak_mib']:.0f}")
     Console().print(table)
 
 

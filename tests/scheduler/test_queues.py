@@ -219,3 +219,71 @@ def test_job_in_a_parent_queue_does_not_block_the_others() -> None:
     assert out.binds == {"ns/fine-t-0": "n1"}  # Volcano would bind nothing at all
     reasons = {j.key: j.reason for j in out.jobs}
     assert "not a leaf queue" in reasons["ns/misplaced"]
+
+
+# --- Volcano behaviours the actions keep (from Volcano's own preempt/reclaim tests) ---------------
+def test_preempt_frees_a_pod_slot_for_a_best_effort_pod() -> None:
+    # Volcano counts a pod slot in every task's request: the node's only slot must be freed
+    full = {"kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "12", "memory": "12Gi", "pods": "1"}}}
+    best_effort_victim = pod("be-low-0", "low", 0, "n1")
+    best_effort_victim["spec"]["containers"][0]["resources"] = {}
+    preemptor = pod("be-high-0", "high", 0)
+    preemptor["spec"]["containers"][0]["resources"] = {}
+    objects = [full, priority_class("low", 10), priority_class("high", 1000), queue("q"),
+               group("low", "q", 0, "low"), group("high", "q", 1, "high", phase="Inqueue"),
+               best_effort_victim, preemptor]
+    out = run_session(objects, load_conf(PREEMPT_CONF))
+    assert out.evictions == ["ns/be-low-0"]
+    assert out.pipelined == {"ns/be-high-0": "n1"}
+
+
+def test_preempt_evicts_the_pod_an_anti_affinity_forbids() -> None:
+    def anti(p: Obj) -> Obj:
+        p["metadata"]["labels"]["app"] = "solo"
+        p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "solo"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+        return p
+
+    n1 = node("n1", 2)
+    n1["metadata"]["labels"] = {"kubernetes.io/hostname": "n1"}
+    objects = [n1, priority_class("low", 10), priority_class("high", 1000), queue("q"),
+               group("a", "q", 0, "low"), group("b", "q", 0, "low"), group("h", "q", 1, "high", phase="Inqueue"),
+               pod("a-t-0", "a", 1, "n1"), anti(pod("b-t-0", "b", 1, "n1")), anti(pod("h-t-0", "h", 1))]
+    conf = load_conf(PREEMPT_CONF.replace("  - name: conformance", "  - name: conformance\n  - name: predicates"))
+    out = run_session(objects, conf)
+    # evicting a-t-0 frees the cpu, but only evicting b-t-0 lets the preemptor run there
+    assert out.evictions == ["ns/b-t-0"]
+
+
+def test_closed_queue_reclaims_nothing() -> None:
+    objects: list[Obj] = [
+        node("n1", 2), queue("q1"),
+        {**queue("q2"), "status": {"state": "Closed"}},
+        group("j1", "q1", 1), group("j2", "q2", 1, phase="Inqueue"),
+        pod("j1-t-0", "j1", 1, "n1"), pod("j1-t-1", "j1", 1, "n1"), pod("j2-t-0", "j2", 1),
+    ]
+    for conf in (PROPORTION_CONF, CAPACITY_CONF):
+        out = run_session(objects, load_conf(conf))
+        assert out.evictions == [] and out.pipelined == {}
+
+
+def test_topology_aware_preemption_compares_candidate_nodes() -> None:
+    objects = [
+        node("n1", 2), node("n2", 2),
+        priority_class("low", 10), priority_class("high", 1000), queue("q"),
+        group("low", "q", 1, "low"), group("high", "q", 1, "high", phase="Inqueue"),
+        pod("low-a-0", "low", 1, "n1"), pod("low-a-1", "low", 1, "n1"), pod("low-b-0", "low", 2, "n2"),
+        pod("high-t-0", "high", 2),
+    ]
+    out = run_session(objects, load_conf(PREEMPT_CONF))
+    assert sorted(out.evictions) == ["ns/low-a-0", "ns/low-a-1"]  # the first node that works
+    compare = PREEMPT_CONF + """
+configurations:
+- name: preempt
+  arguments:
+    enableTopologyAwarePreemption: true
+    minCandidateNodesAbsolute: 2
+"""
+    out = run_session(objects, load_conf(compare))
+    assert out.evictions == ["ns/low-b-0"] and out.pipelined == {"ns/high-t-0": "n2"}

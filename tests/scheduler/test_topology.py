@@ -261,3 +261,15 @@ def test_gradients_follow_the_design_doc_example() -> None:
     gpus[ssn.space.index["nvidia.com/gpu"]] = 16000
     assert names(SearchRequest(Topology(True, 2), "", gpus), CLUSTER_TOP) == [["HN4", "HN5"]]
     assert names(SearchRequest(None, "", none), "HN4") == [["HN4"]]
+
+
+def test_tree_is_kept_while_nodes_and_hypernodes_are_unchanged() -> None:
+    from pumice.scheduler.framework.session import Session
+    from pumice.scheduler.topology.context import topology_of
+
+    state = build_cluster_state(fabrics())
+    first = topology_of(Session(state, CONF)).tree
+    assert topology_of(Session(state, CONF)).tree is first
+    state.hypernodes = list(state.hypernodes[:-1])  # the spine is gone
+    second = topology_of(Session(state, CONF)).tree
+    assert second is not first and "spine" not in second.infos

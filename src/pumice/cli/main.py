@@ -33,11 +33,15 @@ def schedule(
     show_scores: Annotated[
         bool, typer.Option("--node-scores", help="Also score every pending task on every node")
     ] = False,
+    discover_topology: Annotated[
+        Path | None,
+        typer.Option("--discover-topology", help="Label discovery config: build HyperNodes from the Nodes' labels"),
+    ] = None,
 ) -> None:
     """Run exactly one scheduling session on the objects in FILE and print its decisions."""
     console = Console()
     try:
-        text = schedule_cmd.run(file, config, output, show_scores, console)
+        text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology)
     except schedule_cmd.UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         raise typer.Exit(2) from None

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from pumice.api import ManifestError, load_file
 from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, default_conf, load_conf, node_scores, run_session
+from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config, with_discovered_hypernodes
 
 
 class UsageError(Exception):
@@ -73,10 +74,13 @@ def render_table(console: Console, outcome: SessionOutcome, scores: dict[str, di
             t.add_row(pod, node)
         console.print(t)
     t = Table(title="Jobs (PodGroups)", title_justify="left")
-    for col in ("JOB", "QUEUE", "PHASE", "READY/MIN", "PENDING BECAUSE"):
+    with_hypernodes = any(job.hypernode for job in outcome.jobs)
+    cols = ("JOB", "QUEUE", "PHASE", "READY/MIN", *(("HYPERNODE",) if with_hypernodes else ()), "PENDING BECAUSE")
+    for col in cols:
         t.add_column(col, overflow="fold")
     for job in outcome.jobs:
-        t.add_row(job.key, job.queue, job.phase, f"{job.ready}/{job.min_available}", job.reason or "-")
+        hypernode = (job.hypernode or "-",) if with_hypernodes else ()
+        t.add_row(job.key, job.queue, job.phase, f"{job.ready}/{job.min_available}", *hypernode, job.reason or "-")
     console.print(t)
     if outcome.orphan_pods:
         console.print(f"[yellow]{len(outcome.orphan_pods)} pending pod(s) name no PodGroup and were not "
@@ -93,11 +97,24 @@ def render_table(console: Console, outcome: SessionOutcome, scores: dict[str, di
         console.print(t)
 
 
-def run(files: list[Path], config: Path | None, output: str, show_scores: bool, console: Console) -> str | None:
+def discover(objects: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+    """``--discover-topology``: HyperNodes from the Nodes' labels (Volcano's label discoverer)."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    try:
+        return with_discovered_hypernodes(objects, load_discovery_config(path))
+    except DiscoveryConfigError as err:
+        raise UsageError(str(err)) from None
+
+
+def run(files: list[Path], config: Path | None, output: str, show_scores: bool, console: Console,
+        discover_topology: Path | None = None) -> str | None:
     """Returns the JSON text for ``-o json``; prints tables otherwise."""
     if output not in ("json", "table"):
         raise UsageError(f"--output: unknown format {output!r} (use json or table)")
     objects = read_objects(files)
+    if discover_topology is not None:
+        objects = discover(objects, discover_topology)
     conf = read_conf(config)
     scores = node_scores(objects, conf) if show_scores else None
     outcome = run_session(objects, conf)

@@ -39,14 +39,18 @@ def load_conf(text: str, source: str = "scheduler configuration") -> SchedulerCo
     return parse_conf(text, source=source, known_actions=set(ACTIONS))
 
 
-def open_session(state: ClusterState, conf: SchedulerConf) -> Session:
-    ssn = Session(state, conf)
+def open_session(state: ClusterState, conf: SchedulerConf, now: float | None = None) -> Session:
+    ssn = Session(state, conf, now)
     ssn.open()
     return ssn
 
 
 def run_session(
-    objects: Iterable[dict[str, Any]] | ClusterState, conf: SchedulerConf | None = None, *, revert: bool = False
+    objects: Iterable[dict[str, Any]] | ClusterState,
+    conf: SchedulerConf | None = None,
+    *,
+    revert: bool = False,
+    now: float | None = None,
 ) -> SessionOutcome:
     """Run exactly one scheduling session and say what it decided.
 
@@ -60,7 +64,7 @@ def run_session(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        ssn = open_session(state, conf)
+        ssn = open_session(state, conf, now)
         for name in conf.actions:
             ACTIONS[name]().execute(ssn)
         ssn.close()

@@ -8,9 +8,11 @@ scheduler never creates pods.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from typing import Any
 
+from pumice.clock import Clock, rfc3339
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
 from pumice.store import Gone, Store, StoreError
@@ -86,9 +88,10 @@ class Informer:
 
 
 class SchedulerLoop:
-    def __init__(self, store: Store, conf: SchedulerConf | None = None) -> None:
+    def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None) -> None:
         self.store = store
         self.conf = conf or default_conf()
+        self.clock = clock
         self.cache = LiveCache()
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
@@ -110,7 +113,8 @@ class SchedulerLoop:
 
     def run_once(self) -> SessionOutcome:
         self.sync()
-        outcome = run_session(self.cache.state(), self.conf, revert=True)
+        now = self.clock.now() if self.clock is not None else time.time()
+        outcome = run_session(self.cache.state(), self.conf, revert=True, now=now)
         self._write_back(outcome)
         self.sync()
         self._seen_versions = tuple(inf.version for inf in self.informers.values())
@@ -146,10 +150,27 @@ class SchedulerLoop:
             conditions = [c for c in old.get("conditions") or [] if c.get("type") not in ("Unschedulable", "Scheduled")]
             conditions.append(cond)
             new["conditions"] = conditions
-            if any(old.get(k) != v for k, v in new.items() if k != "conditions") or _cond_changed(old, cond):
+            cond_changed = _cond_changed(old, cond)
+            if cond_changed and reason:
+                self._event(pg, "Warning", "Unschedulable", reason)
+            if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
                 ns, name = key.split("/", 1)
                 with contextlib.suppress(StoreError):
                     store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status")
+        pods = self.informers["pods"].objects
+        for key, message in outcome.pending_pods.items():
+            pod = pods.get(key)
+            if pod is None:
+                continue
+            status = pod.get("status") or {}
+            cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+            others = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+            current = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
+            if current is not None and all(current.get(k) == v for k, v in cond.items()):
+                continue
+            ns, name = key.split("/", 1)
+            with contextlib.suppress(StoreError):
+                store.patch("pods", ns, name, {"status": {"conditions": [*others, cond]}}, subresource="status")
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)
@@ -157,6 +178,22 @@ class SchedulerLoop:
                 continue
             with contextlib.suppress(StoreError):
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status")
+
+
+    def _event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        """A Kubernetes Event about ``obj`` (what ``kubectl describe`` lists)."""
+        meta = obj.get("metadata") or {}
+        now = rfc3339(self.clock.now() if self.clock is not None else time.time())
+        event = {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"generateName": f"{meta.get('name')}.", "namespace": meta.get("namespace") or "default"},
+            "involvedObject": {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+                               "name": meta.get("name"), "namespace": meta.get("namespace"), "uid": meta.get("uid")},
+            "reason": reason, "message": message, "type": type_, "count": 1,
+            "source": {"component": "volcano"}, "firstTimestamp": now, "lastTimestamp": now,
+        }
+        with contextlib.suppress(StoreError):
+            self.store.create("events", event)
 
 
 def _condition(reason: str) -> dict[str, Any]:

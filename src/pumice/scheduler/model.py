@@ -67,9 +67,12 @@ class TaskInfo:
     last_reason: str = ""
     #: No resource request at all (left to backfill); set from init_resreq.
     best_effort: bool = False
+    #: (dimension, amount) of every resource the task requests, for quick per-task quota checks.
+    requested: tuple[tuple[int, float], ...] = ()
 
     def __post_init__(self) -> None:
         self.best_effort = not bool((self.init_resreq > 0).any())
+        self.requested = tuple((d, float(self.resreq[d])) for d in np.flatnonzero(self.resreq > 0).tolist())
 
     @property
     def key(self) -> str:
@@ -161,6 +164,13 @@ class JobInfo:
     def update_task_status(self, task: TaskInfo, status: int) -> None:
         old = task.status
         if old == status:
+            return
+        if old & status & READY_STATUS & ALLOCATED_STATUS:
+            # e.g. Allocated -> Binding at commit: only the per-status count moves
+            counts = self.status_count
+            counts[old] -= 1
+            counts[status] = counts.get(status, 0) + 1
+            task.status = status
             return
         self._count(old, -1, task)
         self._count(status, 1, task)
@@ -263,7 +273,7 @@ class JobInfo:
 
     def task_has_fit_errors(self, task: TaskInfo) -> bool:
         """The predicate-error cache: a role that failed once is not retried this session."""
-        return bool(task.role) and task.role in self.failed_roles()
+        return bool(self.fit_errors) and bool(task.role) and task.role in self.failed_roles()
 
 
 @dataclass(eq=False)
@@ -303,7 +313,6 @@ class NodeTable:
             self.allocatable[:, j] = space.vector(alloc)
             pods = alloc.get("pods")
             self.max_tasks[j] = space_pods(pods)
-        self.idle = self.allocatable.copy()
         self.used = np.zeros((r, n))
         self.releasing = np.zeros((r, n))
         self.pipelined = np.zeros((r, n))
@@ -311,8 +320,7 @@ class NodeTable:
         self.nonzero_used = np.zeros((2, n))
         self.task_count = np.zeros(n)
         self.tasks: list[dict[str, TaskInfo]] = [{} for _ in range(n)]
-        #: Bumped whenever a node's row changes; shape caches compare against it.
-        self.version = np.zeros(n, dtype=np.int64)
+        #: Node indices in the order their rows changed; placement caches replay it.
         self.changes: list[int] = []
         #: Bumped whenever a task leaves a node: only then can a task that fitted nowhere fit somewhere.
         self.freed = 0
@@ -320,11 +328,16 @@ class NodeTable:
     def __len__(self) -> int:
         return len(self.names)
 
+    @property
+    def idle(self) -> np.ndarray:
+        """Volcano keeps Idle = Allocatable - Used as a field; here it is derived (one write less per pod)."""
+        return self.allocatable - self.used
+
     def future_idle(self) -> np.ndarray:
         return self.idle + self.releasing - self.pipelined
 
     def future_idle_at(self, j: int) -> np.ndarray:
-        return self.idle[:, j] + self.releasing[:, j] - self.pipelined[:, j]
+        return self.allocatable[:, j] - self.used[:, j] + self.releasing[:, j] - self.pipelined[:, j]
 
     def add_task(self, j: int, task: TaskInfo) -> None:
         req = task.resreq
@@ -332,7 +345,6 @@ class NodeTable:
         if status & TaskStatus.PIPELINED:
             self.pipelined[:, j] += req
         else:
-            self.idle[:, j] -= req
             self.used[:, j] += req
             if status & TaskStatus.RELEASING:
                 self.releasing[:, j] += req
@@ -348,7 +360,6 @@ class NodeTable:
         if status & TaskStatus.PIPELINED:
             self.pipelined[:, j] -= req
         else:
-            self.idle[:, j] += req
             self.used[:, j] -= req
             if status & TaskStatus.RELEASING:
                 self.releasing[:, j] -= req
@@ -360,7 +371,6 @@ class NodeTable:
         self._touch(j)
 
     def _touch(self, j: int) -> None:
-        self.version[j] += 1
         self.changes.append(j)
 
 

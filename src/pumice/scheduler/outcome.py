@@ -8,6 +8,7 @@ from typing import Any
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import ALLOCATED_STATUS, SCHEDULED_STATUS, JobInfo, TaskStatus
 from pumice.scheduler.resources import format_amount
+from pumice.scheduler.topology import CLUSTER_TOP, topology_of
 
 
 @dataclass
@@ -19,6 +20,9 @@ class JobOutcome:
     tasks: int
     ready: int
     reason: str = ""
+    #: Lowest HyperNode holding every placed pod of the job ("" without HyperNodes or placed pods;
+    #: the virtual cluster top when they span parentless HyperNodes or nodes in none).
+    hypernode: str = ""
 
 
 @dataclass
@@ -30,6 +34,8 @@ class SessionOutcome:
     jobs: list[JobOutcome]
     queue_allocated: dict[str, dict[str, str]]
     node_scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: Pending pods of the session's jobs and why each did not get a node (PodScheduled=False message).
+    pending_pods: dict[str, str] = field(default_factory=dict)
     orphan_pods: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -41,6 +47,9 @@ class SessionOutcome:
         }
         if self.node_scores:
             out["node_scores"] = self.node_scores
+        hypernodes = {j.key: j.hypernode for j in self.jobs if j.hypernode}
+        if hypernodes:
+            out["hypernodes"] = hypernodes
         return out
 
 
@@ -59,10 +68,60 @@ def podgroup_phase(job: JobInfo) -> str:
     return "Inqueue"
 
 
+def queue_allocated(ssn: Session) -> dict[str, dict[str, str]]:
+    """Volcano's ``updateQueueStatus``: what each queue's jobs hold, rolled up to every ancestor;
+    ``pods`` counts the allocated pods (the queue admission rules read it)."""
+    space = ssn.space
+    totals = {name: space.zeros() for name in ssn.queues}
+    pods = dict.fromkeys(ssn.queues, 0)
+    for job in ssn.jobs.values():
+        if job.queue not in totals:
+            continue
+        chain = [job.queue]
+        seen = {job.queue}
+        parent = ssn.queues[job.queue].parent or ("root" if job.queue != "root" else "")
+        while parent in ssn.queues and parent not in seen:
+            chain.append(parent)
+            seen.add(parent)
+            parent = ssn.queues[parent].parent or ("root" if parent != "root" else "")
+        n = job.count(ALLOCATED_STATUS)
+        for name in chain:
+            totals[name] += job.allocated
+            pods[name] += n
+    out: dict[str, dict[str, str]] = {}
+    for name, total in totals.items():
+        out[name] = {n: format_amount(n, float(v)) for n, v in zip(space.names, total, strict=True) if v}
+        if pods[name]:
+            out[name]["pods"] = str(pods[name])
+    return out
+
+
+def _hypernode_finder(ssn: Session) -> Any:
+    """job -> lowest HyperNode holding all its placed pods; None when the cluster has no HyperNodes."""
+    if not ssn.state.hypernodes:
+        return None
+    tree = topology_of(ssn).tree
+    if not tree.tiers:
+        return None
+    lowest = tree.lowest
+
+    def find(job: JobInfo) -> str:
+        found = ""
+        for row in {int(lowest[t.node]) for t in job.tasks.values() if t.status & ALLOCATED_STATUS and t.node >= 0}:
+            if row < 0:
+                return CLUSTER_TOP  # a node in no HyperNode: only the virtual top holds it
+            found = tree.lca(found, tree.rows[row].name)
+        return found
+
+    return find
+
+
 def summarize(ssn: Session) -> SessionOutcome:
+    find_hypernode = _hypernode_finder(ssn)
     podgroups: dict[str, dict[str, Any]] = {}
     jobs: list[JobOutcome] = []
     pipelined: dict[str, str] = {}
+    pending_pods: dict[str, str] = {}
     for job in sorted(ssn.jobs.values(), key=lambda j: j.uid):
         phase = podgroup_phase(job)
         podgroups[job.uid] = {
@@ -79,22 +138,16 @@ def summarize(ssn: Session) -> SessionOutcome:
         if pending and not reason:
             errors = sorted(set(job.fit_errors.values()))
             reason = "; ".join(errors) or job.quota_reason or ssn.queue_reasons.get(job.queue, "")
+        for t in pending:
+            pending_pods[t.key] = job.fit_errors.get(t.uid) or reason
         jobs.append(JobOutcome(
             key=job.uid, queue=job.queue, phase=phase, min_available=job.min_available,
             tasks=len(job.tasks), ready=job.ready_task_num(), reason=reason if pending else "",
+            hypernode=find_hypernode(job) if find_hypernode is not None else "",
         ))
-    allocated: dict[str, dict[str, str]] = {}
-    for name in ssn.queues:
-        total = ssn.space.zeros()
-        for job in ssn.jobs.values():
-            if job.queue == name:
-                for t in job.tasks.values():
-                    if t.status & ALLOCATED_STATUS:
-                        total += t.resreq
-        allocated[name] = {
-            n: format_amount(n, float(v)) for n, v in zip(ssn.space.names, total, strict=True) if v
-        }
+    allocated = queue_allocated(ssn)
     return SessionOutcome(
         binds=dict(ssn.binds), evictions=list(ssn.evictions), pipelined=pipelined,
         podgroups=podgroups, jobs=jobs, queue_allocated=allocated, orphan_pods=ssn.state.orphan_pods,
+        pending_pods=pending_pods,
     )

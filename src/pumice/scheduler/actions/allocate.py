@@ -121,7 +121,7 @@ class AllocateAction(Action):
                 continue
             job = jobs.pop()
             if uses_topology_path(ssn, job):  # hard network topology or subGroupPolicy
-                if allocate_job_turn(ssn, job, queue):
+                if allocate_job_turn(ssn, job, queue, sheets[job.uid]):
                     jobs.push(job)
                 queues.push(queue)
                 continue

@@ -8,7 +8,9 @@ its victims free; it is bound in a later session, once they are gone.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cmp_to_key
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +19,7 @@ from pumice.scheduler.framework.pqueue import PriorityQueue
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.statement import Statement
 from pumice.scheduler.framework.victims import (
+    could_make_room,
     fits_node,
     predicates_pass,
     select_victims,
@@ -52,13 +55,52 @@ def same_job_filter(preemptor: TaskInfo) -> VictimFilter:
     return lambda t: _base_filter(preemptor, t) and t.job is preemptor.job
 
 
+@dataclass(frozen=True)
+class PreemptOptions:
+    """The action's ``configurations`` arguments (Volcano's names and defaults)."""
+
+    #: Volcano then runs a kube-scheduler-like candidate search; here: the same per-node victim
+    #: choice, but among up to ``candidates(n)`` viable nodes the one whose victims matter least.
+    topology_aware: bool = False
+    min_candidate_percentage: int = 10
+    min_candidate_absolute: int = 1
+    max_candidate_absolute: int = 100
+
+    @classmethod
+    def parse(cls, args: dict[str, Any]) -> PreemptOptions:
+        return cls(
+            topology_aware=_arg_bool(args, "enableTopologyAwarePreemption", False),
+            min_candidate_percentage=_arg_int(args, "minCandidateNodesPercentage", 10),
+            min_candidate_absolute=_arg_int(args, "minCandidateNodesAbsolute", 1),
+            max_candidate_absolute=_arg_int(args, "maxCandidateNodesAbsolute", 100),
+        )
+
+    def candidates(self, nodes: int) -> int:
+        """How many viable nodes to compare (kube-scheduler's ``GetOffsetAndNumCandidates``)."""
+        if not self.topology_aware:
+            return 1
+        n = nodes * self.min_candidate_percentage // 100
+        return max(1, min(max(n, self.min_candidate_absolute), self.max_candidate_absolute))
+
+
+def _arg_bool(args: dict[str, Any], key: str, default: bool) -> bool:
+    value = args.get(key, default)
+    return value if isinstance(value, bool) else str(value).strip().lower() == "true"
+
+
+def _arg_int(args: dict[str, Any], key: str, default: int) -> int:
+    try:
+        return int(args.get(key, default))
+    except (TypeError, ValueError):
+        return default
+
+
 @register_action
 class PreemptAction(Action):
     name = "preempt"
 
     def execute(self, ssn: Session) -> None:
-        # ``enableTopologyAwarePreemption`` (kube-scheduler-like candidate search) is not
-        # implemented: the normal per-node preemption below is used whatever it says.
+        self.options = PreemptOptions.parse(ssn.conf.action_arguments(self.name))
         preemptors: dict[str, PriorityQueue[JobInfo]] = {}
         tasks: dict[str, PriorityQueue[TaskInfo]] = {}
         under_request: list[JobInfo] = []
@@ -90,7 +132,7 @@ class PreemptAction(Action):
             assigned = False
             while ssn.job_starving(job) and not tasks[job.uid].empty():
                 preemptor = tasks[job.uid].pop()
-                assigned = preempt(ssn, stmt, preemptor, other_jobs_filter(ssn, preemptor))
+                assigned = preempt(ssn, stmt, preemptor, other_jobs_filter(ssn, preemptor), self.options)
             if not ssn.job_pipelined(job):
                 stmt.discard()
                 continue
@@ -104,7 +146,7 @@ class PreemptAction(Action):
             while not queue.empty():
                 preemptor = queue.pop()
                 stmt = Statement(ssn)
-                assigned = preempt(ssn, stmt, preemptor, same_job_filter(preemptor))
+                assigned = preempt(ssn, stmt, preemptor, same_job_filter(preemptor), self.options)
                 stmt.commit()
                 if not assigned:
                     break
@@ -118,20 +160,45 @@ def _queue_key(ssn: Session) -> Callable[[QueueInfo], object]:
 
 
 def eligible(ssn: Session, preemptor: TaskInfo) -> bool:
-    """``taskEligibleToPreempt``: preemptionPolicy Never, or a nominated node it already fits."""
+    """``taskEligibleToPreempt``: not with preemptionPolicy Never; with a nominated node (an
+    earlier preemption), only if the predicates now fail there in an unresolvable way, or fail
+    while no lower-priority pod is still leaving it."""
     if preemptor.preemption_never:
         return False
-    if preemptor.nominated_node:
-        j = ssn.nodes.index.get(preemptor.nominated_node)
-        if j is None:
-            return False
-        if len(ssn.placer.feasible(preemptor, np.array([j]))):
-            return False
-    return True
+    if not preemptor.nominated_node:
+        return True
+    j = ssn.nodes.index.get(preemptor.nominated_node)
+    if j is None:
+        return False
+    if not ssn.placer.static(preemptor).mask[j]:
+        return True
+    if predicates_pass(ssn, preemptor, j, releasing_gone=False):
+        return False
+    return not any(t.status == TaskStatus.RELEASING and t.priority < preemptor.priority
+                   for t in ssn.nodes.tasks[j].values())
 
 
-def preempt(ssn: Session, stmt: Statement, preemptor: TaskInfo, victims_filter: VictimFilter) -> bool:
-    """Volcano's ``normalPreempt`` for one task: evict on the best node where victims make room."""
+def preempt(ssn: Session, stmt: Statement, preemptor: TaskInfo, victims_filter: VictimFilter,
+            options: PreemptOptions | None = None) -> bool:
+    """Volcano's ``normalPreempt`` for one task: evict on the best-scored node where victims make
+    room (with ``enableTopologyAwarePreemption``: the best of several such nodes)."""
+    job = preemptor.job
+    if job is None:
+        return False
+    # Queue plugins note quota misses as fit errors; allocate reads those as "this role fits
+    # nowhere this session", so the dry runs here must not leave any behind.
+    had_error = job.fit_errors.get(preemptor.uid)
+    try:
+        return _preempt(ssn, stmt, preemptor, victims_filter, options or PreemptOptions())
+    finally:
+        if had_error is None:
+            job.fit_errors.pop(preemptor.uid, None)
+        else:
+            job.fit_errors[preemptor.uid] = had_error
+
+
+def _preempt(ssn: Session, stmt: Statement, preemptor: TaskInfo, victims_filter: VictimFilter,
+             options: PreemptOptions) -> bool:
     job = preemptor.job
     if job is None or not eligible(ssn, preemptor) or ssn.pre_predicate(preemptor):
         return False
@@ -139,30 +206,44 @@ def preempt(ssn: Session, stmt: Statement, preemptor: TaskInfo, victims_filter: 
     if queue is None:
         return False
     placer = ssn.placer
-    nodes = placer.feasible_ignoring_resources(preemptor)
+    nodes = could_make_room(ssn, preemptor, placer.feasible_ignoring_resources(preemptor))
     scores = placer.preempt_scores(preemptor, nodes)
     # best score first; equal scores in node order (Volcano: random)
     order = nodes[np.lexsort((nodes, -scores))] if len(nodes) else nodes
+    wanted = options.candidates(len(order))
+
+    def fits_on(node: int) -> Callable[[], bool]:
+        return lambda: (ssn.allocatable(queue, preemptor) and fits_node(ssn, preemptor, node)
+                        and predicates_pass(ssn, preemptor, node))
+
+    plans: list[tuple[int, list[TaskInfo]]] = []
     for node in order.tolist():
-
-        def fits(node: int = node) -> bool:
-            return (ssn.allocatable(queue, preemptor) and fits_node(ssn, preemptor, node)
-                    and predicates_pass(ssn, preemptor, node))
-
         candidates = [t for t in ssn.nodes.tasks[node].values() if victims_filter(t)]
         victims = ssn.preemptable(preemptor, candidates)
         if not validate_victims(ssn, preemptor, node, victims):
             continue
-        chosen = select_victims(ssn, preemptor, node, victim_order(ssn, victims, preemptor), fits)
-        if chosen is None:
-            continue
+        chosen = select_victims(ssn, preemptor, node, victim_order(ssn, victims, preemptor), fits_on(node))
+        if chosen is not None:
+            plans.append((node, chosen))
+            if len(plans) >= wanted:
+                break
+    for node, chosen in sorted(plans, key=_plan_cost) if len(plans) > 1 else plans:
         node_stmt = Statement(ssn)
         for victim in chosen:
             node_stmt.evict(victim, f"preempted by {preemptor.key}")
-        if not fits():
+        if not fits_on(node)():
             node_stmt.discard()
             continue
         node_stmt.pipeline(preemptor, node)
         stmt.merge(node_stmt)
         return True
     return False
+
+
+def _plan_cost(plan: tuple[int, list[TaskInfo]]) -> tuple[int, int, int]:
+    """kube-scheduler's ``pickOneNodeForPreemption``: the lowest highest-priority victim, then the
+    fewest victims, then the lowest sum of priorities; ties keep node order (sort is stable)."""
+    victims = plan[1]
+    if not victims:
+        return (-(2**31), 0, 0)
+    return (max(v.priority for v in victims), len(victims), sum(v.priority for v in victims))

@@ -11,7 +11,13 @@ from pumice.scheduler.framework.plugin import Action, register_action
 from pumice.scheduler.framework.pqueue import PriorityQueue
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.statement import Statement
-from pumice.scheduler.framework.victims import fits_node, select_victims, validate_victims, victim_order
+from pumice.scheduler.framework.victims import (
+    could_make_room,
+    fits_node,
+    select_victims,
+    validate_victims,
+    victim_order,
+)
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo, TaskStatus
 
 
@@ -78,7 +84,7 @@ def reclaimees_on(ssn: Session, node: int, job: JobInfo) -> list[TaskInfo]:
 
 def reclaim_for_task(ssn: Session, stmt: Statement, task: TaskInfo, job: JobInfo) -> bool:
     """Evict reclaimable victims on the first node (in node order) where they make room."""
-    for node in ssn.placer.feasible_ignoring_resources(task).tolist():
+    for node in could_make_room(ssn, task, ssn.placer.feasible_ignoring_resources(task)).tolist():
         reclaimees = reclaimees_on(ssn, node, job)
         if not reclaimees:
             continue

@@ -9,6 +9,7 @@ a few dozen numbers; the decisions are exactly those of the per-task evaluation 
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -59,30 +60,33 @@ class _Ladder:
     rebuilt.
     """
 
-    __slots__ = ("cand", "cur", "depth", "expected_changes", "level", "ok", "score", "shape", "subset_key")
+    __slots__ = ("cand", "depth", "expected_changes", "heap", "level", "ok", "score", "shape", "subset_key")
 
     def __init__(self, shape: tuple, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
                  depth: int, expected_changes: int) -> None:
         self.shape = shape
         self.subset_key = subset_key
-        self.cand = cand
-        self.ok = ok  # depth x C
-        self.score = score  # depth x C
+        self.cand = cand.tolist()
+        self.ok = ok.tolist()  # depth x C, plain lists: a pick is a few list lookups
+        self.score = score.tolist()
         self.depth = depth
-        self.level = [0] * len(cand)
-        #: Each candidate's score for the next replica (-inf: it takes no more).
-        self.cur = np.where(ok[0], score[0], -np.inf)
+        self.level = [0] * len(self.cand)
+        #: (-score of the candidate's next replica, candidate position): positions follow node order,
+        #: so equal scores go to the lowest node index.
+        self.heap = [(-sc, c) for c, (sc, fits) in enumerate(zip(self.score[0], self.ok[0], strict=True)) if fits]
+        heapq.heapify(self.heap)
         self.expected_changes = expected_changes
 
     def pick(self) -> int | None:
-        c = int(np.argmax(self.cur))  # candidates are in node order: ties go to the lowest index
-        if self.cur[c] == -np.inf:
+        if not self.heap:
             return None
+        _, c = heapq.heappop(self.heap)
         lv = self.level[c] + 1
         self.level[c] = lv
-        self.cur[c] = self.score[lv, c] if lv < self.depth and self.ok[lv, c] else -np.inf
+        if lv < self.depth and self.ok[lv][c]:
+            heapq.heappush(self.heap, (-self.score[lv][c], c))
         self.expected_changes += 1
-        return int(self.cand[c])
+        return self.cand[c]
 
 
 class Placer:
@@ -266,7 +270,8 @@ class Placer:
         dims = np.flatnonzero(req > 0)
         if not len(dims) or not len(idx):
             return depth
-        fit = np.min(np.floor((nodes.idle[dims][:, idx] + EPS) / req[dims, None]), axis=0)
+        idle = nodes.allocatable[np.ix_(dims, idx)] - nodes.used[np.ix_(dims, idx)]
+        fit = np.min(np.floor((idle + EPS) / req[dims, None]), axis=0)
         return int(min(depth, max(fit.max(), 1)))
 
     def explain(self, task: TaskInfo, subset: np.ndarray | None = None) -> str:

@@ -8,6 +8,7 @@ on its method.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -56,8 +57,10 @@ FLAGS: dict[str, str | None] = {
 class Session:
     """One scheduling cycle over a :class:`ClusterState` (which it mutates: pass a fresh one)."""
 
-    def __init__(self, state: ClusterState, conf: SchedulerConf) -> None:
+    def __init__(self, state: ClusterState, conf: SchedulerConf, now: float | None = None) -> None:
         self.uid = str(uuid.uuid4())
+        #: The session's time (virtual in simulations): waiting times and SLAs are measured against it.
+        self.now = time.time() if now is None else now
         self.conf = conf
         self.state = state
         self.space: ResourceSpace = state.space

@@ -78,21 +78,32 @@ def fits_node(ssn: Session, task: TaskInfo, node: int) -> bool:
     return pod_room(ssn, node) > 1 - EPS and less_equal(task.init_resreq, ssn.nodes.future_idle_at(node))
 
 
-def predicates_pass(ssn: Session, task: TaskInfo, node: int) -> bool:
-    """The predicates' usage checks (pod limit, host ports, pod affinity) on ``node`` as they will
-    stand once its releasing pods are gone: Volcano drops an evicted pod from the predicates'
-    view of the node at once."""
+def predicates_pass(ssn: Session, task: TaskInfo, node: int, *, releasing_gone: bool = True) -> bool:
+    """The predicates' usage checks (pod limit, host ports, pod affinity) on ``node``; by default
+    as they will stand once its releasing pods are gone: Volcano drops an evicted pod from the
+    predicates' view of the node at once."""
     nodes = ssn.nodes
     placed = nodes.tasks[node]
-    leaving = [t for t in placed.values() if t.status == TaskStatus.RELEASING]
-    nodes.tasks[node] = {uid: t for uid, t in placed.items() if t.status != TaskStatus.RELEASING}
-    nodes.task_count[node] -= len(leaving)
+    leaving = [t for t in placed.values() if t.status == TaskStatus.RELEASING] if releasing_gone else []
+    if leaving:
+        nodes.tasks[node] = {uid: t for uid, t in placed.items() if t.status != TaskStatus.RELEASING}
+        nodes.task_count[node] -= len(leaving)
     try:
         view = NodeView.of(nodes, np.array([node]))
         return all(bool(passed.all()) for _, f in ssn.placer.filters for _, passed in f.dynamic(task, view))
     finally:
-        nodes.tasks[node] = placed
-        nodes.task_count[node] += len(leaving)
+        if leaving:
+            nodes.tasks[node] = placed
+            nodes.task_count[node] += len(leaving)
+
+
+def could_make_room(ssn: Session, task: TaskInfo, idx: np.ndarray) -> np.ndarray:
+    """The nodes of ``idx`` where evicting everything could make room for ``task``: a necessary
+    condition of :func:`validate_victims`, checked column-wise before looking at any pod."""
+    nodes = ssn.nodes
+    room = nodes.future_idle()[:, idx] + nodes.used[:, idx]
+    ok = np.all(task.init_resreq[:, None] - room < EPS, axis=0) & (nodes.task_count[idx] > 0)
+    return idx[ok]
 
 
 def validate_victims(ssn: Session, preemptor: TaskInfo, node: int, victims: Sequence[TaskInfo]) -> bool:
@@ -118,14 +129,18 @@ def select_victims(ssn: Session, preemptor: TaskInfo, node: int, ordered: list[T
     need = preemptor.init_resreq - ssn.nodes.future_idle_at(node)
     need_pods = 1 - pod_room(ssn, node)
     sizes = [v.resreq for v in ordered]
+    # per dimension, the most any ``size`` victims can free: sizes below it are skipped at once
+    best = np.cumsum(-np.sort(-np.array(sizes), axis=0), axis=0)
     tried = simulated = 0
     for size in range(1, len(greedy)):
+        if size <= need_pods - EPS or not less_equal(need, best[size - 1]):
+            continue
         for combo in combinations(range(len(ordered)), size):
             tried += 1
             if tried > SEARCH_BUDGET or simulated >= SIMULATION_BUDGET:
                 return greedy
             freed = np.sum([sizes[i] for i in combo], axis=0)
-            if size <= need_pods - EPS or not less_equal(need, freed):
+            if not less_equal(need, freed):
                 continue
             simulated += 1
             chosen = [ordered[i] for i in combo]

@@ -29,9 +29,11 @@ class NodeView:
                 np.arange(len(nodes)), nodes.allocatable, nodes.idle, nodes.used, nodes.future_idle(),
                 nodes.nonzero_used, nodes.task_count, nodes.max_tasks,
             )
+        alloc = nodes.allocatable[:, idx]
+        used = nodes.used[:, idx]
+        idle = alloc - used
         return cls(
-            idx, nodes.allocatable[:, idx], nodes.idle[:, idx], nodes.used[:, idx],
-            nodes.idle[:, idx] + nodes.releasing[:, idx] - nodes.pipelined[:, idx],
+            idx, alloc, idle, used, idle + nodes.releasing[:, idx] - nodes.pipelined[:, idx],
             nodes.nonzero_used[:, idx], nodes.task_count[idx], nodes.max_tasks[idx],
         )
 
@@ -43,9 +45,11 @@ class NodeView:
         tiled = np.tile(idx, depth)
         add = resreq[:, None] * levels[None, :]
         nz = np.array(nonzero)[:, None] * levels[None, :]
-        idle = nodes.idle[:, tiled] - add
+        alloc = nodes.allocatable[:, tiled]
+        used = nodes.used[:, tiled] + add
+        idle = alloc - used
         return cls(
-            tiled, nodes.allocatable[:, tiled], idle, nodes.used[:, tiled] + add,
+            tiled, alloc, idle, used,
             idle + nodes.releasing[:, tiled] - nodes.pipelined[:, tiled],
             nodes.nonzero_used[:, tiled] + nz, nodes.task_count[tiled] + levels, nodes.max_tasks[tiled],
         )

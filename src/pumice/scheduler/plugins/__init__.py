@@ -12,4 +12,5 @@ from pumice.scheduler.plugins import (  # noqa: F401
     predicates,
     priority,
     proportion,
+    sla,
 )

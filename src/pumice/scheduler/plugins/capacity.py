@@ -109,6 +109,12 @@ class CapacityPlugin(Plugin):
             return f"queue {queue.name} is not a leaf queue"
         return None
 
+    def _job_reason(self, job: JobInfo, why: str) -> str:
+        if self.hierarchy and job.queue not in self.broken:
+            children = ", ".join(sorted(self.attrs[job.queue].children))
+            return f"{why} (child queues: {children}); jobs can only run in leaf queues"
+        return why
+
     def _update(self, task: TaskInfo, sign: float) -> None:
         job = task.job
         if job is None or job.uid not in self.ssn.jobs:
@@ -268,6 +274,8 @@ class CapacityPlugin(Plugin):
         why = self._schedulable(queue)
         attr = self.attrs.get(queue.name)
         if why or attr is None:
+            if why and task.job is not None:
+                task.job.pending_reason = self._job_reason(task.job, why)
             return False
         for a in self._chain(attr):
             if exceeds(a.allocated + task.resreq, a.real_capability, task.resreq):
@@ -288,7 +296,7 @@ class CapacityPlugin(Plugin):
             return REJECT
         why = self._schedulable(queue)
         if why:
-            job.pending_reason = job.pending_reason or why
+            job.pending_reason = self._job_reason(job, why)
             return REJECT
         if queue.state != "Open":
             job.pending_reason = f"queue {job.queue} is {queue.state}, not Open"

@@ -125,8 +125,10 @@ def build_flat(ssn: Session) -> dict[str, QueueAttr]:
     known = (ssn.total_resource >= EPS) | (total_guarantee >= EPS)
     known[:2] = True
     for attr in attrs.values():
+        # deserved is capped only on dimensions the real capability names (Volcano's
+        # MinDimensionResource with Infinity for the others)
         capped = np.minimum(attr.deserved, attr.real_capability)
-        attr.deserved = np.where(known, capped, attr.deserved)
+        attr.deserved = np.where(known | (attr.guarantee >= EPS), capped, attr.deserved)
         attr.deserved = np.maximum(attr.deserved, attr.guarantee)
         attr.deserved_keys |= attr.guarantee >= EPS
         attr.update_share()
@@ -159,7 +161,7 @@ def build_tree(ssn: Session) -> Tree:
             continue
         if not attr.leaf:
             rejected[job.uid] = (
-                f"queue {job.queue} is not a leaf queue (it has child queues "
+                f"queue {job.queue} is not a leaf queue (child queues: "
                 f"{', '.join(sorted(attr.children))}); jobs can only run in leaf queues"
             )
             continue

@@ -156,7 +156,8 @@ class ProportionPlugin(Plugin):
             attr = attrs.get(queue.name)
             if attr is None:
                 return True
-            ok = _fits(attr.allocated + task.resreq, attr.deserved, task.resreq)
+            alloc, deserved = attr.allocated, attr.deserved
+            ok = all(alloc[d] + r - deserved[d] < EPS for d, r in task.requested)
             if not ok and task.job is not None and not task.job.quota_reason:
                 task.job.quota_reason = (
                     f"queue {queue.name} quota: allocated {space.describe(attr.allocated)} + "

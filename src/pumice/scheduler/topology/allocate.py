@@ -69,12 +69,13 @@ def _need_continue(jt: JobTopology, sj: SubJob) -> bool:
     return job.need_continue_allocating()
 
 
-def _has_fit_errors(job: JobInfo, sj: SubJob, task: TaskInfo) -> bool:
+def _has_fit_errors(jt: JobTopology, sj: SubJob, task: TaskInfo) -> bool:
     """The predicate-error cache, per SubJob and task role."""
     if not task.role:
         return False
-    mine = {t.uid for t in sj.tasks}
-    return any(uid in mine and job.tasks[uid].role == task.role for uid in job.fit_errors if uid in job.tasks)
+    tasks = jt.job.tasks
+    return any(jt.task_subjob.get(uid) is sj and tasks[uid].role == task.role
+               for uid in jt.job.fit_errors if uid in tasks)
 
 
 def _reset_fit_errors(job: JobInfo, sj: SubJob | None = None) -> None:
@@ -116,7 +117,7 @@ def allocate_tasks_in(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: S
         task = sheet.pop()
         if not ssn.allocatable(queue, task):
             continue
-        if _has_fit_errors(job, sj, task):
+        if _has_fit_errors(jt, sj, task):
             job.fit_errors[task.uid] = (f"Task {task.name} with role spec {task.role} "
                                         "has already predicated failed, skip")
             continue
@@ -183,13 +184,19 @@ def allocate_subjob(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: Sub
     return None, 0.0
 
 
-def allocate_for_job(ssn: Session, job: JobInfo, queue: QueueInfo) -> Statement | None:
+def _job_sheet(ssn: Session, ctx: TopologyContext, jt: JobTopology, run: object) -> JobSheet:
+    """The job's worksheet for this allocate run (``run``: any object unique to the run)."""
+    found = ctx.sheets.get(jt.job.uid)
+    if found is None or found[0] is not run:
+        found = ctx.sheets[jt.job.uid] = (run, build_job_sheet(ssn, jt))
+    return found[1]
+
+
+def allocate_for_job(ssn: Session, job: JobInfo, queue: QueueInfo, run: object = None) -> Statement | None:
     """Volcano ``allocateForJob`` from the cluster top: one statement for the best job HyperNode."""
     ctx = topology_of(ssn)
     jt = ctx.job(job)
-    sheet: JobSheet | None = ctx.sheets.get(job.uid)
-    if sheet is None:
-        sheet = ctx.sheets[job.uid] = build_job_sheet(ssn, jt)
+    sheet = _job_sheet(ssn, ctx, jt, run)
     if sheet.empty():
         return None
     snapshot = {uid: sj.allocated_hypernode for uid, sj in jt.subjobs.items()}
@@ -249,8 +256,12 @@ def uses_topology_path(ssn: Session, job: JobInfo) -> bool:
     return topology_of(ssn).job(job).needs_topology_path()
 
 
-def allocate_job_turn(ssn: Session, job: JobInfo, queue: QueueInfo) -> bool:
-    """One turn of a topology job in allocate; True if the job should be pushed back for more."""
+def allocate_job_turn(ssn: Session, job: JobInfo, queue: QueueInfo, run: object = None) -> bool:
+    """One turn of a topology job in allocate; True if the job should be pushed back for more.
+
+    ``run`` identifies the allocate run (the action passes its own worksheet): the job's SubJob
+    worksheet lives across the job's turns of one run, as in Volcano, and is rebuilt for the next.
+    """
     ctx = topology_of(ssn)
     jt = ctx.job(job)
     if not ctx.tree.ready and jt.with_topology():
@@ -259,7 +270,7 @@ def allocate_job_turn(ssn: Session, job: JobInfo, queue: QueueInfo) -> bool:
     if jt.has_policy and not jt.subjobs_valid():
         job.pending_reason = "not enough subGroups for the minSubGroups of the job's subGroupPolicy"
         return False
-    stmt = allocate_for_job(ssn, job, queue)
+    stmt = allocate_for_job(ssn, job, queue, run)
     if stmt is None:
         if not job_ready(ssn, jt):
             reason = no_fit_reason(ssn, ctx, jt)
@@ -270,5 +281,5 @@ def allocate_job_turn(ssn: Session, job: JobInfo, queue: QueueInfo) -> bool:
         return False  # pipelined: the placements stay in the session, nothing is bound
     stmt.commit()
     _commit_decision(ctx, jt)
-    return not ctx.sheets[job.uid].empty()
+    return not ctx.sheets[job.uid][1].empty()
 

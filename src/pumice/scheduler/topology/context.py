@@ -18,6 +18,7 @@ from pumice.scheduler.topology.subjobs import JobTopology, SubJob, Topology, bui
 from pumice.scheduler.topology.tree import HyperNodeInfo, HyperNodeTree
 
 if TYPE_CHECKING:
+    from pumice.scheduler.cache import ClusterState
     from pumice.scheduler.framework.session import Session
 
 PURPOSE_ALLOCATE, PURPOSE_EVICT = "allocate", "evict"
@@ -45,8 +46,8 @@ class TopologyContext:
     jobs: dict[str, JobTopology] = field(default_factory=dict)
     #: Volcano's ``task.JobAllocatedHyperNode``: the SubJob's HyperNode when the task was scored.
     task_hypernode: dict[str, str] = field(default_factory=dict)
-    #: Per job: the allocate worksheet (kept across the job's turns in one allocate action).
-    sheets: dict[str, Any] = field(default_factory=dict)
+    #: Per job: (allocate run, its worksheet), kept across the job's turns in one allocate run.
+    sheets: dict[str, tuple[object, Any]] = field(default_factory=dict)
     #: Per job: (HyperNode chosen for the job, {SubJob uid: its new allocated HyperNode}).
     decisions: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     #: Filled by the network-topology-aware plugin: per-HyperNode resource sums.
@@ -59,11 +60,22 @@ class TopologyContext:
         return jt
 
 
+def _tree(state: ClusterState) -> HyperNodeTree:
+    """The HyperNode tree of a cluster state; a state kept across sessions (the live cache) keeps
+    its tree until its node table or HyperNode list is replaced."""
+    cached = getattr(state, _ATTR, None)
+    if cached is not None and cached[0] is state.nodes and cached[1] is state.hypernodes:
+        return cached[2]
+    tree = HyperNodeTree.build(state.hypernodes, state.nodes)
+    setattr(state, _ATTR, (state.nodes, state.hypernodes, tree))
+    return tree
+
+
 def topology_of(ssn: Session) -> TopologyContext:
     """The session's topology state, built on first use."""
     ctx: TopologyContext | None = getattr(ssn, _ATTR, None)
     if ctx is None:
-        ctx = TopologyContext(HyperNodeTree.build(ssn.state.hypernodes, ssn.nodes))
+        ctx = TopologyContext(_tree(ssn.state))
         setattr(ssn, _ATTR, ctx)
     return ctx
 

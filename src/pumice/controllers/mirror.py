@@ -1,0 +1,111 @@
+"""A list+watch mirror of one resource, handing out per-object deltas.
+
+Controllers react to changes, not to the whole world: ``drain`` returns ``(old, new)`` pairs for the
+objects that moved since the last call, and keeps ``objects`` current. A controller that writes an
+object records the result with ``put``/``forget`` right away, so that its next decision in the same
+pass sees its own write; the watch event that follows is then a no-op delta and is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pumice.store import Gone, Store
+from pumice.store.protocol import LabelSelectorArg
+
+__all__ = ["Delta", "Mirror", "obj_key"]
+
+Obj = dict[str, Any]
+
+
+def obj_key(obj: Obj) -> tuple[str, str]:
+    """``(namespace, name)``; the namespace is "" for cluster-scoped objects."""
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """One object's change: ``old`` is None when it appeared, ``new`` is None when it went away."""
+
+    key: tuple[str, str]
+    old: Obj | None
+    new: Obj | None
+
+
+class Mirror:
+    """The current objects of ``resource`` (optionally label-filtered), kept in step by a watch."""
+
+    def __init__(self, store: Store, resource: str, label_selector: LabelSelectorArg = None) -> None:
+        self.store = store
+        self.resource = resource
+        self.label_selector = label_selector
+        self.objects: dict[tuple[str, str], Obj] = {}
+        self._tombstones: dict[tuple[str, str], int] = {}
+        self._pending: list[Delta] = []
+        self._start()
+
+    def _start(self) -> None:
+        items, rv = self.store.list(self.resource, label_selector=self.label_selector)
+        fresh = {obj_key(o): o for o in items}
+        for key in sorted(self.objects.keys() - fresh.keys()):
+            self._pending.append(Delta(key, self.objects[key], None))
+        for key, obj in fresh.items():
+            old = self.objects.get(key)
+            if old != obj:
+                self._pending.append(Delta(key, old, obj))
+        self.objects = fresh
+        self.watch = self.store.watch(self.resource, resource_version=rv, label_selector=self.label_selector)
+
+    def drain(self) -> list[Delta]:
+        """The changes since the last call (relisting after a compacted watch), in event order."""
+        try:
+            events = self.watch.drain()
+        except Gone:
+            self.watch.close()
+            self._start()
+            events = []
+        deltas, self._pending = self._pending, []
+        for event in events:
+            if event.type == "BOOKMARK":
+                continue
+            key = obj_key(event.object)
+            tomb = self._tombstones.get(key)
+            if tomb is not None and _rv(event.object) <= tomb:
+                if _rv(event.object) == tomb:
+                    del self._tombstones[key]
+                continue  # our own deletion (or an event from before it)
+            old = self.objects.get(key)
+            if event.type == "DELETED":
+                if old is None:
+                    continue
+                del self.objects[key]
+                deltas.append(Delta(key, old, None))
+                continue
+            if old is not None and _rv(old) >= _rv(event.object):
+                continue  # already seen (recorded by our own write)
+            self.objects[key] = event.object
+            deltas.append(Delta(key, old, event.object))
+        return deltas
+
+    def get(self, namespace: str, name: str) -> Obj | None:
+        return self.objects.get((namespace, name))
+
+    def put(self, obj: Obj) -> None:
+        """Record an object this controller just wrote (the store's answer)."""
+        self.objects[obj_key(obj)] = obj
+
+    def forget(self, deleted: Obj) -> None:
+        """Record that this controller just deleted an object (``deleted``: the store's answer)."""
+        key = obj_key(deleted)
+        self.objects.pop(key, None)
+        self._tombstones[key] = _rv(deleted)
+
+    def close(self) -> None:
+        self.watch.close()
+
+
+def _rv(obj: Obj) -> int:
+    value = (obj.get("metadata") or {}).get("resourceVersion") or "0"
+    return int(value) if str(value).isdigit() else 0
