@@ -1,0 +1,136 @@
+"""Which kubeconfig to use, and what it says: server URL, auth headers, TLS, default namespace.
+
+Search order (first that exists wins): ``--kubeconfig``, ``$KUBECONFIG`` (a ``:``-separated list,
+merged like kubectl), ``./.pumice/kubeconfig`` and ``~/.pumice/kubeconfig`` (written by
+``pumice up``), ``~/.kube/config``.
+
+Reading the file, auth plugins, client certificates and CA data are left to the official
+``kubernetes`` package's loader; this module only keeps what a raw HTTP client needs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pumice.client.errors import ConfigError
+
+__all__ = ["ClientConfig", "find_kubeconfig", "load_config"]
+
+#: Where ``pumice up`` writes its kubeconfig, relative to a state directory.
+PUMICE_KUBECONFIG = Path(".pumice") / "kubeconfig"
+
+
+@dataclass
+class ClientConfig:
+    """Everything needed to talk to one API server."""
+
+    server: str
+    namespace: str = "default"
+    source: str = ""
+    context: str | None = None
+    #: The ``kubernetes.client.Configuration`` that TLS and auth come from (None: plain HTTP, no auth).
+    kube: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    #: Called before each request to get fresh auth headers (exec plugins, expiring tokens).
+    auth: Callable[[], dict[str, str]] | None = None
+
+
+def candidates(explicit: str | os.PathLike[str] | None = None) -> list[str]:
+    """The kubeconfig paths considered, most important first (``$KUBECONFIG`` may hold several)."""
+    if explicit:
+        return [os.fspath(explicit)]
+    env = os.environ.get("KUBECONFIG", "")
+    if env.strip():
+        return [p for p in env.split(os.pathsep) if p]
+    home = Path.home()
+    return [
+        str(Path.cwd() / PUMICE_KUBECONFIG),
+        str(home / PUMICE_KUBECONFIG),
+        str(home / ".kube" / "config"),
+    ]
+
+
+def find_kubeconfig(explicit: str | os.PathLike[str] | None = None) -> str:
+    """The kubeconfig to load: the explicit one (must exist), or the first existing default."""
+    if explicit:
+        path = os.fspath(explicit)
+        if not os.path.isfile(path):
+            raise ConfigError(f"kubeconfig {path}: no such file")
+        return path
+    env = os.environ.get("KUBECONFIG", "")
+    if env.strip():
+        existing = [p for p in env.split(os.pathsep) if p and os.path.isfile(p)]
+        if not existing:
+            raise ConfigError(f"KUBECONFIG={env}: no such file")
+        return os.pathsep.join(existing)
+    for path in candidates():
+        if os.path.isfile(path):
+            return path
+    raise ConfigError(
+        "no kubeconfig found (tried ./.pumice/kubeconfig, ~/.pumice/kubeconfig, ~/.kube/config): "
+        "start a local cluster with `pumice up`, or pass --kubeconfig / --server"
+    )
+
+
+def load_config(
+    kubeconfig: str | os.PathLike[str] | None = None,
+    context: str | None = None,
+    server: str | None = None,
+) -> ClientConfig:
+    """Load a kubeconfig (see the module doc) into a :class:`ClientConfig`.
+
+    ``server`` (``--server``/``--master``) overrides the kubeconfig's server URL; with no kubeconfig
+    found at all, a bare ``--server`` still works (plain, unauthenticated).
+    """
+    try:
+        path = find_kubeconfig(kubeconfig)
+    except ConfigError:
+        if server and not kubeconfig:
+            return ClientConfig(server=server.rstrip("/"), source="--server")
+        raise
+    try:
+        from kubernetes.client import Configuration
+        from kubernetes.config import kube_config
+        from kubernetes.config.config_exception import ConfigException
+    except ImportError as err:  # pragma: no cover - a dependency problem, not input
+        raise ConfigError(f"the `kubernetes` package is needed to read {path}: {err}") from None
+
+    cfg = Configuration()
+    try:
+        kube_config.load_kube_config(config_file=path, context=context, client_configuration=cfg,
+                                     persist_config=False)
+        contexts, active = kube_config.list_kube_config_contexts(config_file=path)
+    except ConfigException as err:
+        raise ConfigError(f"kubeconfig {path}: {err}") from None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:
+        raise ConfigError(f"kubeconfig {path}: cannot be read: {err}") from None
+    chosen = active
+    if context:
+        chosen = next((c for c in contexts or [] if c.get("name") == context), active)
+    namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
+    if server:
+        cfg.host = server
+    host = str(cfg.host or "").rstrip("/")
+    if not host:
+        raise ConfigError(f"kubeconfig {path}: the context names no server")
+
+    def auth() -> dict[str, str]:
+        headers: dict[str, str] = {}
+        settings = cfg.auth_settings()
+        for setting in settings.values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        return headers
+
+    return ClientConfig(
+        server=host,
+        namespace=namespace,
+        source=path,
+        context=(chosen or {}).get("name"),
+        kube=cfg,
+        auth=auth,
+    )
