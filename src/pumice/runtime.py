@@ -19,9 +19,18 @@ from pumice.clock import Clock, VirtualClock, WallClock, to_datetime
 from pumice.nodes import SimulatedKubelet
 from pumice.scheduler import SchedulerConf
 from pumice.scheduler.loop import SchedulerLoop
-from pumice.store import DEFAULT_RESOURCES, AlreadyExists, MemoryStore, NotFound, ResourceInfo, Store
+from pumice.store import (
+    DEFAULT_RESOURCES,
+    AlreadyExists,
+    Gone,
+    MemoryStore,
+    NotFound,
+    ResourceInfo,
+    Store,
+    WatchEvent,
+)
 
-__all__ = ["HAVE_CONTROLLERS", "Cluster", "load_admission", "resource_for"]
+__all__ = ["HAVE_CONTROLLERS", "Cluster", "Demand", "load_admission", "resource_for"]
 
 try:  # written in parallel: the cluster works without it (no VolcanoJobs), tests skip what needs it
     from pumice.controllers import ControllerManager  # type: ignore[import-not-found, unused-ignore]
@@ -33,6 +42,7 @@ except ImportError:  # pragma: no cover - depends on the tree
 
 #: How many react-to-each-other rounds one step may take before it is declared a livelock.
 MAX_ROUNDS = 10_000
+PODGROUPS = "podgroups.scheduling.volcano.sh"
 _KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
 
 
@@ -78,6 +88,58 @@ def _quiet_default_queues(store: Store) -> None:
             })
 
 
+class Demand:
+    """Is there anything for a scheduling cycle to decide? Pending pods or PodGroups, kept by watch events.
+
+    Without demand a cycle would only refresh PodGroup and Queue status; those refreshes are deferred
+    to the next cycle with demand (or ``Cluster.flush``), which keeps long traces cheap.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.pods: set[str] = set()
+        self.groups: set[str] = set()
+        self._watches = {r: store.watch(r) for r in ("pods", PODGROUPS)}
+
+    def sync(self) -> None:
+        for resource, watch in self._watches.items():
+            try:
+                events = watch.drain()
+            except Gone:  # fell behind: relist
+                watch.close()
+                items, rv = self.store.list(resource)
+                self._watches[resource] = self.store.watch(resource, resource_version=rv)
+                (self.pods if resource == "pods" else self.groups).clear()
+                events = [WatchEvent("ADDED", o) for o in items]
+            target = self.pods if resource == "pods" else self.groups
+            waiting = _pod_waiting if resource == "pods" else _group_waiting
+            for ev in events:
+                meta = ev.object.get("metadata") or {}
+                key = f"{meta.get('namespace')}/{meta.get('name')}"
+                if ev.type != "DELETED" and waiting(ev.object):
+                    target.add(key)
+                else:
+                    target.discard(key)
+
+    def __bool__(self) -> bool:
+        self.sync()
+        return bool(self.pods or self.groups)
+
+    def close(self) -> None:
+        for watch in self._watches.values():
+            watch.close()
+
+
+def _pod_waiting(pod: dict[str, Any]) -> bool:
+    spec = pod.get("spec") or {}
+    return (not spec.get("nodeName") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            and ((pod.get("status") or {}).get("phase") or "Pending") == "Pending")
+
+
+def _group_waiting(group: dict[str, Any]) -> bool:
+    return ((group.get("status") or {}).get("phase") or "Pending") == "Pending"
+
+
 class Cluster:
     """An embedded cluster. ``store``/``clock`` default to a fresh ``MemoryStore`` on a ``VirtualClock``."""
 
@@ -90,6 +152,7 @@ class Cluster:
         period: float = 1.0,
         controllers: bool = True,
         seed: int = 0,
+        lazy_status: bool = True,
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
         if store is None:
@@ -101,8 +164,10 @@ class Cluster:
         self.controllers = ControllerManager(store, self.clock) if controllers and ControllerManager else None
         if self.controllers is None:
             _quiet_default_queues(store)
-        self.scheduler = SchedulerLoop(store, conf)
+        self.scheduler = SchedulerLoop(store, conf, clock=self.clock)
         self.kubelet = SimulatedKubelet(store, self.clock)
+        self.lazy_status = lazy_status
+        self.demand = Demand(store)
         self.cycles = 0
         self._last_cycle = -math.inf
 
@@ -127,9 +192,21 @@ class Cluster:
     def scheduler_due(self) -> float | None:
         """When the next scheduling cycle may run: only if something changed since the last one."""
         self.scheduler.sync()
-        if not self.scheduler.has_work():
+        if not self.scheduler.has_work() or (self.lazy_status and not self.demand):
             return None
         return max(self.clock.now(), self._last_cycle + self.period)
+
+    def flush(self) -> bool:
+        """Run the status-only cycle that ``lazy_status`` deferred, if anything changed; True if it ran."""
+        self.step()
+        self.scheduler.sync()
+        if not self.scheduler.has_work():
+            return False
+        self.scheduler.run_once()
+        self.cycles += 1
+        self._last_cycle = self.clock.now()
+        self.step()
+        return True
 
     def step(self) -> bool:
         """Everything due now: controllers -> scheduler (when due and there is work) -> kubelets, until quiet."""
@@ -169,6 +246,7 @@ class Cluster:
                 if now < t:
                     self._advance(t)
                     self.step()
+                self.flush()
                 return
             stuck = stuck + 1 if nxt <= now else 0
             if stuck > MAX_ROUNDS:
@@ -181,6 +259,7 @@ class Cluster:
             self.step()
             nxt = self.next_wakeup()
             if nxt is None or nxt > limit:
+                self.flush()
                 return self.clock.now()
             self._advance(nxt)
 
@@ -235,6 +314,7 @@ class Cluster:
 
     def close(self) -> None:
         self.kubelet.close()
+        self.demand.close()
         for inf in self.scheduler.informers.values():
             inf.close()
         close = getattr(self.controllers, "close", None)

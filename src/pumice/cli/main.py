@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from pumice.cli import describe as describe_cmd
+from pumice.cli import jobs as jobs_cmd
+from pumice.cli import objects as objects_cmd
+from pumice.cli import pods as pods_cmd
+from pumice.cli import queues as queues_cmd
 from pumice.cli import schedule as schedule_cmd
+from pumice.cli import sim as sim_cmd
+from pumice.cli import up as up_cmd
+from pumice.cli import validate
 
 app = typer.Typer(
     name="pumice",
@@ -50,8 +58,17 @@ def schedule(
 
 
 # Further commands live in their own modules and are registered here, one line each.
-# (validate: registered below by the admission work)
-# (sim: registered below by the simulator work)
+app.add_typer(jobs_cmd.app, name="job")
+app.add_typer(queues_cmd.app, name="queue")
+app.add_typer(pods_cmd.app, name="pod")
+app.add_typer(describe_cmd.app, name="describe")
+app.command("apply")(objects_cmd.apply)
+app.command("get")(objects_cmd.get)
+app.command("delete")(objects_cmd.delete)
+app.command("validate")(validate.validate)
+app.command("sim")(sim_cmd.sim)
+app.command("up")(up_cmd.up)
+app.command("down")(up_cmd.down)
 
 
 if __name__ == "__main__":  # pragma: no cover

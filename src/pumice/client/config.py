@@ -1,8 +1,8 @@
 """Which kubeconfig to use, and what it says: server URL, auth headers, TLS, default namespace.
 
 Search order (first that exists wins): ``--kubeconfig``, ``$KUBECONFIG`` (a ``:``-separated list,
-merged like kubectl), ``./.pumice/kubeconfig`` and ``~/.pumice/kubeconfig`` (written by
-``pumice up``), ``~/.kube/config``.
+merged like kubectl), ``$PUMICE_HOME/kubeconfig``, ``./.pumice/kubeconfig`` and ``~/.pumice/kubeconfig``
+(where ``pumice up`` writes it), ``~/.kube/config``.
 
 Reading the file, auth plugins, client certificates and CA data are left to the official
 ``kubernetes`` package's loader; this module only keeps what a raw HTTP client needs.
@@ -47,7 +47,9 @@ def candidates(explicit: str | os.PathLike[str] | None = None) -> list[str]:
     if env.strip():
         return [p for p in env.split(os.pathsep) if p]
     home = Path.home()
+    pumice_home = os.environ.get("PUMICE_HOME")
     return [
+        *([str(Path(pumice_home) / "kubeconfig")] if pumice_home else []),
         str(Path.cwd() / PUMICE_KUBECONFIG),
         str(home / PUMICE_KUBECONFIG),
         str(home / ".kube" / "config"),
@@ -71,7 +73,7 @@ def find_kubeconfig(explicit: str | os.PathLike[str] | None = None) -> str:
         if os.path.isfile(path):
             return path
     raise ConfigError(
-        "no kubeconfig found (tried ./.pumice/kubeconfig, ~/.pumice/kubeconfig, ~/.kube/config): "
+        f"no kubeconfig found (tried {', '.join(candidates())}): "
         "start a local cluster with `pumice up`, or pass --kubeconfig / --server"
     )
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import logging
 from collections import defaultdict
 from typing import Any
 
 from pumice.clock import Clock, rfc3339
-from pumice.store import AlreadyExists, NotFound, Store, StoreError
+from pumice.store import AlreadyExists, Invalid, NotFound, Store, StoreError
 
 from .job_build import build_pod, build_podgroup, pod_name, podgroup_name, podgroup_spec, tasks_of
 from .job_plugins import plugins_of
@@ -54,6 +55,7 @@ __all__ = ["JobController", "cascade_delete"]
 
 Obj = dict[str, Any]
 Key = tuple[str, str]
+log = logging.getLogger(__name__)
 _MAX_STEPS = 8  # state changes handled back to back for one job in one pass
 
 
@@ -117,7 +119,7 @@ def cascade_delete(store: Store, job: Obj, pods: list[Obj] | None = None) -> boo
     ns, name = namespace_of(job), name_of(job)
     wrote = False
     if pods is None:
-        pods, _ = store.list(PODS, ns, label_selector={JOB_NAME: name})
+        pods, _ = store.list(PODS, ns, label_selector=f"{JOB_NAME}={name}")
     for pod in pods:
         with contextlib.suppress(NotFound):
             store.delete(PODS, ns, name_of(pod))
@@ -168,10 +170,9 @@ class JobController:
         if d.new is None:
             self._queue.pop(d.key, None)
             assert d.old is not None
-            self._wrote |= cascade_delete(self.store, d.old, self._pods(d.key))
             for pod in self._pods(d.key):
-                self.pods.forget(pod)
-                self._unindex(pod)
+                self._wrote |= self._delete_pod(pod)
+            self._wrote |= cascade_delete(self.store, d.old, pods=[])
             return
         if d.old is None:
             self._queue[d.key].append(Request(*d.key))
@@ -267,10 +268,14 @@ class JobController:
             self._on_command(d)
         self._fire_delayed()
         while self._queue:
-            key = min(self._queue)
-            requests = self._queue.pop(key)
-            if self.jobs.get(*key) is not None:
-                self._handle(key, requests)
+            for key in sorted(self._queue):
+                requests = self._queue.pop(key)
+                if self.jobs.get(*key) is None:
+                    continue
+                try:
+                    self._handle(key, requests)
+                except StoreError as err:  # one job's trouble must not stop the others; its next event retries
+                    log.warning("job %s/%s: %s", key[0], key[1], err)
         return self._wrote
 
     def next_wakeup(self) -> float | None:
@@ -291,8 +296,8 @@ class JobController:
         last_sync = False
         for req in requests:
             job = self.jobs.get(*key)
-            if job is None:
-                return
+            if job is None or meta(job).get("deletionTimestamp"):
+                return  # a job being deleted is left alone, as Volcano does
             action, delay = apply_policies(job, req)
             if delay is not None:
                 heapq.heappush(self._delayed, (self.clock.now() + delay, next(self._seq), key, action, req))
@@ -379,6 +384,8 @@ class JobController:
         else:
             if _job_phase(job) in ("", PENDING):
                 self._initiate(job)
+            elif req.event == "JobUpdated":
+                self._on_job_update(job)
             self._sync_pods(job)
         self._wrote |= deleted
         job = self.jobs.get(*key) or job
@@ -388,6 +395,16 @@ class JobController:
         """``initiateJob``: plugins' objects and the PodGroup (idempotent)."""
         for plugin in plugins_of(job):
             self._wrote |= plugin.on_job_add(self.store, job)
+        self._ensure_podgroup(job)
+
+    def _on_job_update(self, job: Obj) -> None:
+        """``initOnJobUpdate``: the spec changed (scaling): PodGroup and plugin objects follow."""
+        for plugin in plugins_of(job):
+            self._wrote |= plugin.on_job_update(self.store, job)
+        if self.podgroups.get(namespace_of(job), podgroup_name(job)) is not None:
+            self._ensure_podgroup(job)
+
+    def _ensure_podgroup(self, job: Obj) -> None:
         ns = namespace_of(job)
         pg = self.podgroups.get(ns, podgroup_name(job))
         priorities = self._priorities(job)
@@ -397,6 +414,8 @@ class JobController:
                 self._wrote = True
             except AlreadyExists:
                 self.podgroups.put(self.store.get(PODGROUPS, ns, podgroup_name(job)))
+            except Invalid:
+                pass  # e.g. the queue was closed since the job was admitted: the job waits, Pending
             return
         wanted = podgroup_spec(job, priorities)
         current = pg.get("spec") or {}
@@ -470,6 +489,9 @@ class JobController:
                 self.pods.put(created)
                 self._index(created)
                 self._wrote = True
+                if _watches_pending(job, task):
+                    self._queue[key].append(Request(*key, event=POD_PENDING, task=str(task.get("name")), pod=name,
+                                                    job_version=int(status.get("version") or 0)))
         for name, pod in pods.items():
             if name not in expected:
                 self._wrote |= self._delete_pod(pod)
@@ -522,6 +544,15 @@ class JobController:
         except NotFound:
             return
         self._wrote = True
+
+
+def _watches_pending(job: Obj, task: Obj) -> bool:
+    """Whether a policy of the task or the job reacts to PodPending (so new pods need a timer)."""
+    policies = [*(task.get("policies") or []), *((job.get("spec") or {}).get("policies") or [])]
+    return any(
+        p.get("timeout") and (p.get("event") in (POD_PENDING, "*") or {POD_PENDING, "*"} & set(p.get("events") or []))
+        for p in policies
+    )
 
 
 def _message(before: str, after: str, action: str, req: Request) -> str:

@@ -69,6 +69,8 @@ class JobPlugin(Protocol):
 
     def on_job_delete(self, store: Store, job: Obj) -> bool: ...
 
+    def on_job_update(self, store: Store, job: Obj) -> bool: ...
+
 
 class EnvPlugin:
     """``VK_TASK_INDEX`` and ``VC_TASK_INDEX``: the pod's index within its task."""
@@ -84,6 +86,9 @@ class EnvPlugin:
             _add_env(container, "VC_TASK_INDEX", str(index))
 
     def on_job_delete(self, store: Store, job: Obj) -> bool:
+        return False
+
+    def on_job_update(self, store: Store, job: Obj) -> bool:
         return False
 
 
@@ -151,6 +156,18 @@ class SvcPlugin:
         wrote = _delete(store, SERVICES, ns, name)
         return _delete(store, CONFIGMAPS, ns, f"{name}-svc") or wrote
 
+    def on_job_update(self, store: Store, job: Obj) -> bool:
+        """Replicas changed: the host lists follow."""
+        ns, name, hosts = namespace_of(job), f"{name_of(job)}-svc", _hosts(job)
+        try:
+            current = store.get(CONFIGMAPS, ns, name)
+        except NotFound:
+            return False
+        if current.get("data") == hosts:
+            return False
+        store.update(CONFIGMAPS, {**current, "data": hosts})
+        return True
+
 
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
@@ -196,6 +213,9 @@ class SshPlugin:
 
     def on_job_delete(self, store: Store, job: Obj) -> bool:
         return _delete(store, SECRETS, namespace_of(job), f"{name_of(job)}-ssh")
+
+    def on_job_update(self, store: Store, job: Obj) -> bool:
+        return False
 
 
 PLUGINS: dict[str, JobPlugin] = {p.name: p for p in (EnvPlugin(), SvcPlugin(), SshPlugin())}

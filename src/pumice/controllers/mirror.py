@@ -1,9 +1,10 @@
 """A list+watch mirror of one resource, handing out per-object deltas.
 
 Controllers react to changes, not to the whole world: ``drain`` returns ``(old, new)`` pairs for the
-objects that moved since the last call, and keeps ``objects`` current. A controller that writes an
-object records the result with ``put``/``forget`` right away, so that its next decision in the same
-pass sees its own write; the watch event that follows is then a no-op delta and is dropped.
+objects that moved since the last call (the first call: every listed object, as added), and keeps
+``objects`` current. A controller that writes an object records the result with ``put``/``forget``
+right away, so that its next decision in the same pass sees its own write; the watch event that
+follows is then a no-op and is dropped.
 """
 
 from __future__ import annotations

@@ -98,9 +98,9 @@ class QueueController:
         for d in self.commands.drain():
             self._on_command(d)
         while self._dirty:
-            name = min(self._dirty)
-            self._dirty.discard(name)
-            self._reconcile(name)
+            dirty, self._dirty = sorted(self._dirty), set()
+            for name in dirty:
+                self._reconcile(name)
         return self._wrote
 
     # --- deltas ------------------------------------------------------------------------------------

@@ -137,11 +137,15 @@ def _flag(meta: dict[str, Any], key: str, default: bool) -> bool:
     return default
 
 
+_SHAPES: dict[tuple, tuple] = {}
+
+
 def shape_key(pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> tuple:
-    """Replicas of one task share this key: their static feasibility and scores are equal."""
+    """Replicas of one task share this key: their static feasibility and scores are equal. Keys are
+    interned, so hot paths compare them by identity."""
     spec = pod.get("spec") or {}
     labels = _meta(pod).get("labels") or {}
-    return (
+    key = (
         _meta(pod).get("namespace") or "default",
         resreq.tobytes(),
         init.tobytes(),
@@ -152,6 +156,9 @@ def shape_key(pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> tupl
         repr(sorted(labels.items())) if (spec.get("affinity") or {}) else "",
         repr([c.get("ports") for c in spec.get("containers") or [] if c.get("ports")]),
     )
+    if len(_SHAPES) > 200_000:  # a long-lived process sees many pod templates come and go
+        _SHAPES.clear()
+    return _SHAPES.setdefault(key, key)
 
 
 @dataclass

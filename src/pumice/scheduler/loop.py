@@ -137,7 +137,7 @@ class SchedulerLoop:
             except StoreError:  # deleted or bound meanwhile: take the store's word for it
                 self.cache.resync("Pod", pod)
         pgs = self.informers[PODGROUPS].objects
-        reasons = {j.key: j.reason for j in outcome.jobs}
+        jobs = {j.key: j for j in outcome.jobs}
         for key, status in outcome.podgroups.items():
             pg = pgs.get(key)
             if pg is None:
@@ -145,12 +145,20 @@ class SchedulerLoop:
             old = pg.get("status") or {}
             new = {"phase": status["phase"], "running": status["running"],
                    "succeeded": status["succeeded"], "failed": status["failed"]}
-            reason = reasons.get(key, "")
-            cond = _condition(reason)
+            job = jobs.get(key)
+            reason = job.reason if job is not None else ""
             conditions = [c for c in old.get("conditions") or [] if c.get("type") not in ("Unschedulable", "Scheduled")]
-            conditions.append(cond)
+            if reason:
+                cond = _condition(reason)
+            elif job is not None and job.tasks and job.ready >= job.min_available:
+                cond = _condition("")
+            else:  # nothing new to say (e.g. admitted, pods not created yet): keep what was there
+                cond = next((c for c in old.get("conditions") or [] if c.get("type") in ("Unschedulable", "Scheduled")),
+                            None) or {}
+            if cond:
+                conditions.append(cond)
             new["conditions"] = conditions
-            cond_changed = _cond_changed(old, cond)
+            cond_changed = bool(cond) and _cond_changed(old, cond)
             if cond_changed and reason:
                 self._event(pg, "Warning", "Unschedulable", reason)
             if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:

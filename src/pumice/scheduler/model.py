@@ -69,9 +69,12 @@ class TaskInfo:
     best_effort: bool = False
     #: (dimension, amount) of every resource the task requests, for quick per-task quota checks.
     requested: tuple[tuple[int, float], ...] = ()
+    #: What the task adds to its node's row when it runs there: resreq, non-zero cpu/memory, one pod.
+    row: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         self.best_effort = not bool((self.init_resreq > 0).any())
+        self.row = np.concatenate([self.resreq, self.nonzero, (1.0,)])
         self.requested = tuple((d, float(self.resreq[d])) for d in np.flatnonzero(self.resreq > 0).tolist())
 
     @property
@@ -165,7 +168,7 @@ class JobInfo:
         old = task.status
         if old == status:
             return
-        if old & status & READY_STATUS & ALLOCATED_STATUS:
+        if old & ALLOCATED_STATUS and status & ALLOCATED_STATUS:
             # e.g. Allocated -> Binding at commit: only the per-status count moves
             counts = self.status_count
             counts[old] -= 1
@@ -313,12 +316,14 @@ class NodeTable:
             self.allocatable[:, j] = space.vector(alloc)
             pods = alloc.get("pods")
             self.max_tasks[j] = space_pods(pods)
-        self.used = np.zeros((r, n))
+        # One matrix for everything a placed task adds to its node (one write per placement):
+        # used resources, cpu/memory with kube-scheduler's non-zero defaults (for scoring), pods.
+        self._rows = np.zeros((r + 3, n))
+        self.used = self._rows[:r]
+        self.nonzero_used = self._rows[r : r + 2]
+        self.task_count = self._rows[r + 2]
         self.releasing = np.zeros((r, n))
         self.pipelined = np.zeros((r, n))
-        #: cpu / memory with kube-scheduler's non-zero defaults, for scoring.
-        self.nonzero_used = np.zeros((2, n))
-        self.task_count = np.zeros(n)
         self.tasks: list[dict[str, TaskInfo]] = [{} for _ in range(n)]
         #: Node indices in the order their rows changed; placement caches replay it.
         self.changes: list[int] = []
@@ -340,38 +345,30 @@ class NodeTable:
         return self.allocatable[:, j] - self.used[:, j] + self.releasing[:, j] - self.pipelined[:, j]
 
     def add_task(self, j: int, task: TaskInfo) -> None:
-        req = task.resreq
         status = task.status
         if status & TaskStatus.PIPELINED:
-            self.pipelined[:, j] += req
+            self.pipelined[:, j] += task.resreq
+            self.task_count[j] += 1
         else:
-            self.used[:, j] += req
+            self._rows[:, j] += task.row
             if status & TaskStatus.RELEASING:
-                self.releasing[:, j] += req
-            self.nonzero_used[0, j] += task.nonzero[0]
-            self.nonzero_used[1, j] += task.nonzero[1]
-        self.task_count[j] += 1
+                self.releasing[:, j] += task.resreq
         self.tasks[j][task.uid] = task
-        self._touch(j)
+        self.changes.append(j)
 
     def remove_task(self, j: int, task: TaskInfo) -> None:
-        req = task.resreq
         status = task.status
         if status & TaskStatus.PIPELINED:
-            self.pipelined[:, j] -= req
+            self.pipelined[:, j] -= task.resreq
+            self.task_count[j] -= 1
         else:
-            self.used[:, j] -= req
+            self._rows[:, j] -= task.row
             if status & TaskStatus.RELEASING:
-                self.releasing[:, j] -= req
-            self.nonzero_used[0, j] -= task.nonzero[0]
-            self.nonzero_used[1, j] -= task.nonzero[1]
-        self.task_count[j] -= 1
+                self.releasing[:, j] -= task.resreq
         self.tasks[j].pop(task.uid, None)
         self.freed += 1
-        self._touch(j)
-
-    def _touch(self, j: int) -> None:
         self.changes.append(j)
+
 
 
 def space_pods(value: str | int | None) -> float:

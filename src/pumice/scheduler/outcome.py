@@ -140,9 +140,12 @@ def summarize(ssn: Session) -> SessionOutcome:
             reason = "; ".join(errors) or job.quota_reason or ssn.queue_reasons.get(job.queue, "")
         for t in pending:
             pending_pods[t.key] = job.fit_errors.get(t.uid) or reason
+        # a job waits if it has pending pods, or if it was not admitted (its pods are not created
+        # before its PodGroup leaves Pending, so there may be none to speak for it)
+        waiting = bool(pending) or phase == "Pending"
         jobs.append(JobOutcome(
             key=job.uid, queue=job.queue, phase=phase, min_available=job.min_available,
-            tasks=len(job.tasks), ready=job.ready_task_num(), reason=reason if pending else "",
+            tasks=len(job.tasks), ready=job.ready_task_num(), reason=reason if waiting else "",
             hypernode=find_hypernode(job) if find_hypernode is not None else "",
         ))
     allocated = queue_allocated(ssn)

@@ -13,7 +13,7 @@ from typing import Any
 
 from .resources import CORE_GROUPS, ResourceIndex
 
-__all__ = ["openapi_v2"]
+__all__ = ["openapi_v2", "openapi_v3_document", "openapi_v3_index"]
 
 _ANY: dict[str, Any] = {"description": "Any value.", "x-kubernetes-preserve-unknown-fields": True}
 _STRING: dict[str, Any] = {"type": "string"}
@@ -59,4 +59,80 @@ def openapi_v2(index: ResourceIndex) -> dict[str, Any]:
         "info": {"title": "pumice", "version": "v1.32.0"},
         "paths": {},
         "definitions": definitions,
+    }
+
+
+# --- OpenAPI v3 -----------------------------------------------------------------------------------------
+#
+# kubectl (1.27+) first reads /openapi/v3: when the PATCH operation of a kind declares the ``fieldValidation``
+# query parameter, kubectl leaves validation to the server (``fieldValidation=Strict``) instead of
+# downloading the protobuf-only /openapi/v2. This server accepts unknown fields, so that check passes.
+
+
+def _v3_key(group: str, version: str) -> str:
+    return f"apis/{group}/{version}" if group else f"api/{version}"
+
+
+def openapi_v3_index(index: ResourceIndex) -> dict[str, Any]:
+    """``/openapi/v3``: where each group-version's document lives."""
+    paths = {}
+    for group, versions in index.groups().items():
+        for version in versions:
+            key = _v3_key(group, version)
+            paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}"}
+    return {"paths": paths}
+
+
+_QUERY_PARAMS = ("fieldValidation", "fieldManager", "dryRun", "pretty")
+
+
+def openapi_v3_document(index: ResourceIndex, group: str, version: str) -> dict[str, Any] | None:
+    """The OpenAPI 3 document of one group-version: schemas and the operations of each resource."""
+    resources = index.in_group_version(group, version)
+    if not resources:
+        return None
+    base = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    schemas: dict[str, Any] = {}
+    paths: dict[str, Any] = {}
+    params = [{"name": name, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
+              for name in _QUERY_PARAMS]
+    for r in resources:
+        gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+        schema_name = _definition_name(r.group, r.version, r.kind)
+        schemas[schema_name] = {
+            "type": "object",
+            "description": f"{r.kind} ({r.group_version}), served by pumice: any field is accepted.",
+            "x-kubernetes-preserve-unknown-fields": True,
+            "x-kubernetes-group-version-kind": [gvk],
+        }
+        ref = {"schema": {"$ref": f"#/components/schemas/{schema_name}"}}
+        body_types = ["application/json-patch+json", "application/merge-patch+json"]
+        item = f"{base}/namespaces/{{namespace}}/{r.plural}/{{name}}" if r.namespaced else f"{base}/{r.plural}/{{name}}"
+        collection = item.rsplit("/", 1)[0]
+        ok = {"200": {"description": "OK", "content": {"application/json": ref}}}
+        paths[item] = {
+            "get": {"operationId": f"read{r.kind}", "x-kubernetes-action": "get",
+                    "x-kubernetes-group-version-kind": gvk, "responses": ok},
+            "put": {"operationId": f"replace{r.kind}", "x-kubernetes-action": "put",
+                    "x-kubernetes-group-version-kind": gvk, "parameters": params,
+                    "requestBody": {"content": {"application/json": ref}}, "responses": ok},
+            "patch": {"operationId": f"patch{r.kind}", "x-kubernetes-action": "patch",
+                      "x-kubernetes-group-version-kind": gvk, "parameters": params,
+                      "requestBody": {"content": {t: {"schema": {"type": "object"}} for t in body_types}},
+                      "responses": ok},
+            "delete": {"operationId": f"delete{r.kind}", "x-kubernetes-action": "delete",
+                       "x-kubernetes-group-version-kind": gvk, "responses": ok},
+        }
+        paths[collection] = {
+            "get": {"operationId": f"list{r.kind}", "x-kubernetes-action": "list",
+                    "x-kubernetes-group-version-kind": gvk, "responses": ok},
+            "post": {"operationId": f"create{r.kind}", "x-kubernetes-action": "post",
+                     "x-kubernetes-group-version-kind": gvk, "parameters": params,
+                     "requestBody": {"content": {"application/json": ref}}, "responses": ok},
+        }
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "pumice", "version": "v1.32.0"},
+        "paths": paths,
+        "components": {"schemas": schemas},
     }

@@ -150,6 +150,8 @@ def run_scenario(scenario: Scenario, progress: Callable[[float], None] | None = 
                 rec.sync()
             break
         clock.advance_to(target)
+    cluster.flush()
+    rec.sync()
     end = clock.now() - t0
     if not frag or frag[-1][0] < end:
         frag.append((end, fragmentation(rec)))

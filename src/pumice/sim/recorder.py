@@ -87,6 +87,7 @@ class JobRecord:
     finished: float | None = None
     pods: list[str] = field(default_factory=list)
     owner: str = ""  # a PodGroup's Volcano Job, when it has one
+    history: list[tuple[float, str]] = field(default_factory=list)  # (time, phase) of a Volcano Job
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -181,9 +182,14 @@ class Recorder:
         if rec.submitted is None:
             rec.submitted = t
         if ev.type == "DELETED":
+            if rec.phase not in JOB_DONE:
+                rec.phase = "Deleted"
+                rec.history.append((t, "Deleted"))
             return False
         rec.queue = (ev.object.get("spec") or {}).get("queue") or "default"
         phase = ((ev.object.get("status") or {}).get("state") or {}).get("phase") or rec.phase
+        if not rec.history or rec.history[-1][1] != phase:
+            rec.history.append((t, phase))
         rec.phase = phase
         if phase in JOB_DONE and rec.finished is None:
             rec.finished = t

@@ -60,10 +60,11 @@ class _Ladder:
     rebuilt.
     """
 
-    __slots__ = ("cand", "depth", "expected_changes", "heap", "level", "ok", "score", "shape", "subset_key")
+    __slots__ = ("budget", "cand", "depth", "expected_changes", "heap", "level", "ok", "score", "shape",
+                 "subset_key")
 
     def __init__(self, shape: tuple, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
-                 depth: int, expected_changes: int) -> None:
+                 depth: int, expected_changes: int, budget: int | None = None) -> None:
         self.shape = shape
         self.subset_key = subset_key
         self.cand = cand.tolist()
@@ -76,10 +77,16 @@ class _Ladder:
         self.heap = [(-sc, c) for c, (sc, fits) in enumerate(zip(self.score[0], self.ok[0], strict=True)) if fits]
         heapq.heapify(self.heap)
         self.expected_changes = expected_changes
+        #: Picks the ladder answers for: the candidates hold the next ``budget`` picks, and a
+        #: candidate at level ``depth`` is known to take no more only when depth < budget (the
+        #: depth was cut to what resources allow). Later tasks of the same shape (another job) may
+        #: continue a ladder, but never past its budget.
+        self.budget = depth if budget is None else budget
 
     def pick(self) -> int | None:
-        if not self.heap:
+        if not self.heap or self.budget <= 0:
             return None
+        self.budget -= 1
         _, c = heapq.heappop(self.heap)
         lv = self.level[c] + 1
         self.level[c] = lv
@@ -209,7 +216,7 @@ class Placer:
         """The node Volcano's allocate would pick; ``depth`` = replicas of this shape still to place."""
         key = id(subset) if subset is not None else 0
         lad = self._ladder
-        if (lad is not None and lad.shape == task.shape and lad.subset_key == key
+        if (lad is not None and lad.shape is task.shape and lad.subset_key == key
                 and lad.expected_changes == len(self.nodes.changes)):
             node = lad.pick()
             if node is not None:
@@ -254,12 +261,13 @@ class Placer:
             at = np.flatnonzero(score == thr)[: k - len(above)]
             top = np.sort(np.concatenate([above, at]))
             idx = idx[top]
+        budget = depth
         depth = self._most_replicas(task, idx, depth)
         view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, depth)
         _, fits_idle, lscore = self._dynamic(task, view)
         c = len(idx)
         return _Ladder(task.shape, key, idx, fits_idle.reshape(depth, c), lscore.reshape(depth, c),
-                       depth, len(self.nodes.changes))
+                       depth, len(self.nodes.changes), budget)
 
     def _most_replicas(self, task: TaskInfo, idx: np.ndarray, depth: int) -> int:
         """An upper bound on how many replicas any of the nodes ``idx`` can still take (by resources

@@ -57,6 +57,10 @@ def _bool(args: dict[str, Any], key: str, default: bool) -> bool:
 class _Topo:
     """The plugin's callbacks for one session."""
 
+    #: ``hypernode_order`` scores each HyperNode by itself, plus a bonus below one point per 100 only
+    #: for HyperNodes tied at the best score (topology allocate relies on it to stop dry runs early).
+    ORDER_TIES_ONLY_AT_MAX = True
+
     def __init__(self, ssn: Session, ctx: TopologyContext, args: dict[str, Any]) -> None:
         self.ssn = ssn
         self.ctx = ctx
@@ -176,9 +180,14 @@ class _Topo:
         allocated = self.ctx.task_hypernode.get(task.uid, "")
         if not self.tree.tiers:
             return None  # no HyperNodes: every node scores the same
+        rows = self.tree.lowest[idx]
+        if rows[0] == rows[-1] and (rows == rows[0]).all():
+            # One HyperNode (or none) holds every candidate: the score is the same on all of them,
+            # and stays so for later replicas (their candidates are among these), so the placement
+            # engine may share work between replicas (its ladder).
+            return None
         if not allocated:
             return np.zeros(len(idx))  # (not None: later replicas must be re-scored, not laddered)
-        rows = self.tree.lowest[idx]
         score = np.where(rows >= 0, self._tier_table(allocated)[np.maximum(rows, 0)], 0.0)
         ties = np.flatnonzero(score == score.max())
         if len(ties) > 1:

@@ -156,32 +156,95 @@ def _request(jt: JobTopology, sj: SubJob | None) -> SearchRequest:
     return SearchRequest(sj.topology, sj.allocated_hypernode, sj.min_resources(jt.job.resources.zeros()))
 
 
+def _ties_only_at_max(ssn: Session) -> bool:
+    """Whether the HyperNodeOrderFns are one that scores a HyperNode by itself and adds a bonus (at
+    most 1 point per 100) only to HyperNodes tied at the best score (the network-topology-aware one):
+    then the winner is among the best-scored successful candidates, so candidates may be dry-run
+    best score first and the search stopped at the first score level with a solution."""
+    fns = ssn._all("hypernode_order")
+    return len(fns) == 1 and getattr(getattr(fns[0], "__self__", None), "ORDER_TIES_ONLY_AT_MAX", False)
+
+
+def _dry_run_subjob(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: SubJob, sheet: TaskSheet,
+                    hn: HyperNodeInfo, queue: QueueInfo) -> tuple[Statement | None, TaskSheet]:
+    _reset_fit_errors(jt.job, sj)
+    copy = sheet.clone()
+    stmt = allocate_tasks_in(ssn, ctx, jt, sj, copy, hn, queue)
+    if stmt is not None and not len(stmt):
+        stmt = None
+    return stmt, copy
+
+
 def allocate_subjob(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: SubJob, sheet: TaskSheet,
                     hn_for_job: HyperNodeInfo, queue: QueueInfo,
                     decisions: dict[str, str]) -> tuple[Statement | None, float]:
-    """Volcano ``allocateForSubJob``: best HyperNode of the SubJob's first gradient with a solution."""
+    """Volcano ``allocateForSubJob``: best HyperNode of the SubJob's first gradient with a solution.
+
+    Volcano dry-runs every candidate of a gradient, rolls each back, scores the successful ones and
+    replays the best. HyperNode scores do not depend on the dry runs (they are taken after the roll
+    backs), so the same choice is made with less work: a lone candidate is scored first and its dry
+    run kept; with the network-topology-aware order, candidates are dry-run best score first and the
+    search stops at the first score level that has a solution. The job's predicate errors are left
+    as Volcano's last dry run of the gradient leaves them (it is re-run when it was skipped).
+    """
     if sheet.empty():
         return None, 0.0
+    ordered = _ties_only_at_max(ssn)
     for gradient in hypernode_gradients(ssn, _request(jt, sj), hn_for_job, PURPOSE_ALLOCATE):
+        if len(gradient) == 1:
+            hn = gradient[0]
+            score = hypernode_scores(ssn, sj, [hn])[hn.name]
+            final, remaining = _dry_run_subjob(ssn, ctx, jt, sj, sheet, hn, queue)
+            if final is None:
+                continue
+            return _subjob_chosen(ctx, sj, sheet, decisions, hn.name, remaining, final, score)
         solutions: dict[str, tuple[Ops, TaskSheet]] = {}
-        for hn in gradient:
-            _reset_fit_errors(jt.job, sj)
-            copy = sheet.clone()
-            stmt = allocate_tasks_in(ssn, ctx, jt, sj, copy, hn, queue)
-            if stmt is not None and len(stmt):
-                solutions[hn.name] = (_save([stmt]), copy)
-                stmt.discard()
+        if ordered:
+            alone = {h.name: hypernode_scores(ssn, sj, [h])[h.name] for h in gradient}
+            levels = sorted(set(alone.values()), reverse=True)
+            last_run = ""
+            for level in levels:
+                for hn in gradient:
+                    if alone[hn.name] != level:
+                        continue
+                    stmt, copy = _dry_run_subjob(ssn, ctx, jt, sj, sheet, hn, queue)
+                    last_run = hn.name
+                    if stmt is not None:
+                        solutions[hn.name] = (_save([stmt]), copy)
+                        stmt.discard()
+                if solutions:
+                    break
+            if last_run != gradient[-1].name:
+                _dry_run_discarded(ssn, ctx, jt, sj, sheet, gradient[-1], queue)
+        else:
+            for hn in gradient:
+                stmt, copy = _dry_run_subjob(ssn, ctx, jt, sj, sheet, hn, queue)
+                if stmt is not None:
+                    solutions[hn.name] = (_save([stmt]), copy)
+                    stmt.discard()
         if not solutions:
             continue
         candidates = [ctx.tree.infos[name] for name in sorted(solutions)]
         best, score = best_of(hypernode_scores(ssn, sj, candidates))
         ops, remaining = solutions[best]
-        final = _replay(ssn, ops)
-        sj.allocated_hypernode = ctx.tree.lca(sj.allocated_hypernode, best)
-        sheet.take(remaining)
-        decisions[sj.uid] = sj.allocated_hypernode
-        return final, score
+        return _subjob_chosen(ctx, sj, sheet, decisions, best, remaining, _replay(ssn, ops), score)
     return None, 0.0
+
+
+def _dry_run_discarded(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: SubJob, sheet: TaskSheet,
+                       hn: HyperNodeInfo, queue: QueueInfo) -> None:
+    """A dry run for its side effects only (the predicate errors it leaves on the job)."""
+    stmt, _ = _dry_run_subjob(ssn, ctx, jt, sj, sheet, hn, queue)
+    if stmt is not None:
+        stmt.discard()
+
+
+def _subjob_chosen(ctx: TopologyContext, sj: SubJob, sheet: TaskSheet, decisions: dict[str, str], best: str,
+                   remaining: TaskSheet, final: Statement, score: float) -> tuple[Statement, float]:
+    sj.allocated_hypernode = ctx.tree.lca(sj.allocated_hypernode, best)
+    sheet.take(remaining)
+    decisions[sj.uid] = sj.allocated_hypernode
+    return final, score
 
 
 def _job_sheet(ssn: Session, ctx: TopologyContext, jt: JobTopology, run: object) -> JobSheet:

@@ -1,0 +1,20 @@
+"""``pumice.admission``: Volcano's admission webhooks (defaulting and validation) for the store."""
+
+from .defaulting import default_object
+from .hook import Admission, admitted_memory_store
+from .jobs import job_problems, validate_job, validate_job_update
+from .podgroups import validate_podgroup
+from .queues import MAX_QUEUE_DEPTH, validate_queue, validate_queue_delete
+
+__all__ = [
+    "MAX_QUEUE_DEPTH",
+    "Admission",
+    "admitted_memory_store",
+    "default_object",
+    "job_problems",
+    "validate_job",
+    "validate_job_update",
+    "validate_podgroup",
+    "validate_queue",
+    "validate_queue_delete",
+]

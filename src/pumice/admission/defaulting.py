@@ -1,0 +1,38 @@
+"""Mutating admission: Volcano's defaults for Jobs, PodGroups and Queues (``pumice.api.apply_defaults``).
+
+The wire dict goes through the pydantic model and back, so a malformed object is refused here with
+the first schema error, in one line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from pumice.api import apply_defaults, parse_object
+from pumice.store import Invalid
+
+__all__ = ["DEFAULTED", "default_object"]
+
+#: Resources whose objects get Volcano defaults on CREATE.
+DEFAULTED = frozenset({"jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh"})
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def default_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object with Volcano's defaults filled in; ``Invalid`` if it does not fit its schema."""
+    try:
+        model = parse_object(obj)
+    except ValidationError as err:
+        first = err.errors()[0]
+        meta = obj.get("metadata") or {}
+        where = f'{obj.get("kind")} "{meta.get("name")}"'
+        raise Invalid(f"{where}: {_path(tuple(first['loc']))}: {first['msg']}") from None
+    return apply_defaults(model).to_dict()

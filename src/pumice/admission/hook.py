@@ -1,0 +1,77 @@
+"""``Admission``: Volcano's mutating and validating webhooks as one store admission hook.
+
+The store calls the hook inside its lock on every write; the hook reads the same store (queues,
+PodGroups, pods) to check cross-object rules, so it is built first and attached once the store exists::
+
+    admission = Admission()
+    store = MemoryStore(admission=admission)
+    admission.attach(store)
+
+Only main-resource writes are vetted: status writes (``.../status``) and bindings pass untouched,
+as with Volcano's webhooks, which do not intercept subresources.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pumice.store import MemoryStore, Store
+
+from .defaulting import DEFAULTED, default_object
+from .jobs import validate_job, validate_job_update
+from .podgroups import validate_podgroup
+from .queues import validate_queue, validate_queue_delete
+
+__all__ = ["Admission", "admitted_memory_store"]
+
+JOBS = "jobs.batch.volcano.sh"
+PODGROUPS = "podgroups.scheduling.volcano.sh"
+QUEUES = "queues.scheduling.volcano.sh"
+Obj = dict[str, Any]
+
+
+class Admission:
+    """Callable as ``admission(operation, resource, new, old)``, per ``pumice.store.Admission``."""
+
+    def __init__(self, store: Store | None = None) -> None:
+        self._store = store
+
+    def attach(self, store: Store) -> None:
+        """Give the hook the store it guards (and reads)."""
+        self._store = store
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise RuntimeError("Admission is not attached to a store: call attach(store) first")
+        return self._store
+
+    def __call__(self, operation: str, resource: str, new: Obj | None, old: Obj | None) -> Obj | None:
+        if resource not in (JOBS, PODGROUPS, QUEUES):
+            return None  # pods, nodes, subresources...: nothing to default or check
+        if operation == "DELETE":
+            if resource == QUEUES and old is not None:
+                validate_queue_delete(self.store, old)
+            return None
+        assert new is not None
+        if operation == "CREATE" and resource in DEFAULTED:
+            new = default_object(new)
+        if resource == JOBS:
+            if old is None:
+                validate_job(self.store, new)
+            else:
+                validate_job_update(new, old)
+        elif resource == PODGROUPS:
+            if old is None:
+                validate_podgroup(self.store, new)
+        else:
+            validate_queue(self.store, new, old)
+        return new
+
+
+def admitted_memory_store(**kwargs: Any) -> MemoryStore:
+    """A ``MemoryStore`` guarded by a fresh ``Admission`` (keyword arguments go to the store)."""
+    admission = Admission()
+    store = MemoryStore(admission=admission, **kwargs)
+    admission.attach(store)
+    return store

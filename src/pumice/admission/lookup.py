@@ -1,0 +1,77 @@
+"""What admission rules read from the store: queues, children, and pods allocated to a queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pumice.store import NotFound, Store
+
+__all__ = ["PODGROUPS", "QUEUES", "allocated_pods", "ancestors", "children", "get_queue", "parent_of"]
+
+QUEUES = "queues.scheduling.volcano.sh"
+PODGROUPS = "podgroups.scheduling.volcano.sh"
+GROUP_NAME = "scheduling.k8s.io/group-name"
+Obj = dict[str, Any]
+
+
+def get_queue(store: Store, name: str) -> Obj | None:
+    try:
+        return store.get(QUEUES, None, name)
+    except NotFound:
+        return None
+
+
+def parent_of(queue: Obj) -> str:
+    """The parent's name; "" only for root (an unset parent means root)."""
+    name = (queue.get("metadata") or {}).get("name")
+    parent = str((queue.get("spec") or {}).get("parent") or "")
+    return "" if name == "root" else parent or "root"
+
+
+def children(store: Store, name: str) -> list[Obj]:
+    """Queues whose parent is ``name`` (queues without a parent are root's children)."""
+    items, _ = store.list(QUEUES)
+    return [q for q in items if (q.get("metadata") or {}).get("name") != "root" and parent_of(q) == name]
+
+
+def ancestors(store: Store, name: str, limit: int = 64) -> list[str]:
+    """``name``'s parent, grandparent, ... up to root (stops on a missing queue or a cycle)."""
+    chain: list[str] = []
+    current = get_queue(store, name)
+    while current is not None and len(chain) < limit:
+        parent = parent_of(current)
+        if not parent or parent in chain:
+            break
+        chain.append(parent)
+        current = get_queue(store, parent)
+    return chain
+
+
+def allocated_pods(store: Store, queue: Obj) -> int:
+    """Pods allocated in ``queue``: bound, not finished, not being deleted, in PodGroups of the queue.
+
+    Volcano reads ``status.allocated.pods`` written by the scheduler; that figure can lag (it is
+    rewritten only by a session that still sees the queue's jobs), so the pods are counted live.
+    """
+    name = (queue.get("metadata") or {}).get("name")
+    groups, _ = store.list(PODGROUPS)
+    members = {
+        ((g.get("metadata") or {}).get("namespace"), (g.get("metadata") or {}).get("name"))
+        for g in groups
+        if ((g.get("spec") or {}).get("queue") or "default") == name
+    }
+    if not members:
+        return 0
+    pods, _ = store.list("pods")
+    count = 0
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        group = (meta.get("annotations") or {}).get(GROUP_NAME)
+        if (meta.get("namespace"), group) not in members or meta.get("deletionTimestamp"):
+            continue
+        if (pod.get("spec") or {}).get("nodeName") and (pod.get("status") or {}).get("phase") not in (
+            "Succeeded",
+            "Failed",
+        ):
+            count += 1
+    return count

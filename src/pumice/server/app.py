@@ -1,0 +1,508 @@
+"""The Starlette application: Kubernetes REST paths mapped onto a ``Store``.
+
+Paths: ``/api/v1/...`` (core) and ``/apis/{group}/{version}/...``, each as ``{resource}``,
+``{resource}/{name}[/{sub}]`` (cluster-scoped) or ``namespaces/{ns}/{resource}[/{name}[/{sub}]]``. Verbs:
+get, list (label/field selectors), watch (``?watch=1``), create, update (PUT), patch (merge, JSON, and
+strategic merge for built-in kinds), delete, deletecollection, ``pods/binding`` and ``/status``. Failures are
+``Status`` objects with the store error's code and reason. Writes run in a worker thread (SQLite commits
+fsync); reads are served on the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from pumice.store import BadRequest, Conflict, NotFound, Store, StoreError
+
+from . import discovery
+from .auth import BearerTokenAuth
+from .openapi import openapi_v2, openapi_v3_document, openapi_v3_index
+from .patch import apply_strategic_merge_patch
+from .resources import ApiResource, ResourceIndex
+from .tables import table_for, wants_table
+from .watch import error_event, stream_events
+
+__all__ = ["DEFAULT_BOOKMARK_INTERVAL", "DEFAULT_WATCH_TIMEOUT", "create_app"]
+
+DEFAULT_BOOKMARK_INTERVAL = 60.0
+DEFAULT_WATCH_TIMEOUT = 1800.0
+
+_MERGE = "application/merge-patch+json"
+_JSON_PATCH = "application/json-patch+json"
+_STRATEGIC = "application/strategic-merge-patch+json"
+_APPLY = "application/apply-patch+yaml"
+
+
+class UnsupportedMediaType(StoreError):
+    """A request body in an encoding this server does not read (protobuf, CBOR)."""
+
+    code = 415
+    reason = "UnsupportedMediaType"
+
+
+class _Json(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> _Json:
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": message, "reason": reason, "code": code}
+    if details:
+        body["details"] = details
+    return _Json(body, status_code=code)
+
+
+def _error(err: StoreError) -> _Json:
+    return _Json(err.to_status(), status_code=err.code)
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    resource: ApiResource
+    namespace: str | None
+    name: str | None
+    sub: str | None
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.lower() in ("1", "true", "yes")
+
+
+class _Api:
+    """Request handlers over one store (see ``create_app``)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        now: Callable[[], float],
+        on_change: Callable[[], None] | None,
+        bookmark_interval: float,
+        watch_timeout: float,
+    ) -> None:
+        self.store = store
+        self.index = ResourceIndex(store.resources[name] for name in store.resources)  # type: ignore[attr-defined]
+        self.now = now
+        self.on_change = on_change
+        self.bookmark_interval = bookmark_interval
+        self.watch_timeout = watch_timeout
+        self._openapi = openapi_v2(self.index)
+
+    # --- discovery ----------------------------------------------------------------------------------------
+
+    async def version(self, request: Request) -> Response:
+        return _Json(discovery.version_info())
+
+    async def health(self, request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def api(self, request: Request) -> Response:
+        host = request.headers.get("host") or f"{request.url.hostname}:{request.url.port}"
+        return _Json(discovery.api_versions(host))
+
+    async def apis(self, request: Request) -> Response:
+        return _Json(discovery.api_group_list(self.index))
+
+    async def core_resources(self, request: Request) -> Response:
+        return _Json(discovery.api_resource_list(self.index, "", "v1"))
+
+    async def group(self, request: Request) -> Response:
+        doc = discovery.api_group(self.index, request.path_params["group"])
+        return _not_found() if doc is None else _Json(doc)
+
+    async def group_resources(self, request: Request) -> Response:
+        doc = discovery.api_resource_list(self.index, request.path_params["group"], request.path_params["version"])
+        return _not_found() if doc is None else _Json(doc)
+
+    async def openapi(self, request: Request) -> Response:
+        accept = request.headers.get("accept") or ""
+        if "protobuf" in accept and "json" not in accept:
+            return _status(406, "NotAcceptable", "only application/json is served for /openapi/v2")
+        return _Json(self._openapi)
+
+    async def openapi_v3(self, request: Request) -> Response:
+        return _Json(openapi_v3_index(self.index))
+
+    async def openapi_v3_group(self, request: Request) -> Response:
+        p = request.path_params
+        doc = openapi_v3_document(self.index, p.get("group", ""), p["version"])
+        return _not_found() if doc is None else _Json(doc)
+
+    # --- resources ----------------------------------------------------------------------------------------
+
+    def _target(self, group: str, version: str, rest: str) -> _Target | None:
+        segs = rest.strip("/").split("/")
+        if not segs or not segs[0]:
+            return None
+        if segs[0] == "namespaces" and len(segs) >= 3:
+            r = self.index.lookup(group, version, segs[2])
+            if r is not None and r.namespaced:
+                tail = segs[3:]
+                if len(tail) > 2:
+                    return None
+                return _Target(r, segs[1], tail[0] if tail else None, tail[1] if len(tail) > 1 else None)
+        r = self.index.lookup(group, version, segs[0])
+        if r is None or len(segs) > 3:
+            return None
+        if r.namespaced and len(segs) > 1:
+            return None
+        return _Target(r, None, segs[1] if len(segs) > 1 else None, segs[2] if len(segs) > 2 else None)
+
+    async def core(self, request: Request) -> Response:
+        return await self._dispatch(request, "", "v1", request.path_params["rest"])
+
+    async def grouped(self, request: Request) -> Response:
+        p = request.path_params
+        return await self._dispatch(request, p["group"], p["version"], p["rest"])
+
+    async def _dispatch(self, request: Request, group: str, version: str, rest: str) -> Response:
+        target = self._target(group, version, rest)
+        if target is None:
+            return _not_found()
+        if target.sub is not None and target.sub not in target.resource.subresources:
+            return _not_found()
+        method = request.method
+        try:
+            if method == "GET":
+                if target.sub == "binding":
+                    return _method_not_allowed(method)
+                if target.name is None:
+                    if _truthy(request.query_params.get("watch")):
+                        return self._watch(request, target)
+                    return self._list(request, target)
+                return self._get(request, target)
+            if method == "POST":
+                if target.sub == "binding":
+                    return await self._bind(request, target)
+                if target.name is not None:
+                    return _method_not_allowed(method)
+                return await self._create(request, target)
+            if target.name is None:
+                if method == "DELETE":
+                    return await self._delete_collection(request, target)
+                return _method_not_allowed(method)
+            if target.sub == "binding":
+                return _method_not_allowed(method)
+            if method == "PUT":
+                return await self._update(request, target)
+            if method == "PATCH":
+                return await self._patch(request, target)
+            if method == "DELETE" and target.sub is None:
+                return await self._delete(request, target)
+            return _method_not_allowed(method)
+        except StoreError as err:
+            return _error(err)
+
+    # reads
+
+    def _respond(self, request: Request, target: _Target, objects: list[dict[str, Any]], rv: str | None,
+                 single: dict[str, Any] | None = None) -> Response:
+        if wants_table(request.headers.get("accept")):
+            include = request.query_params.get("includeObject") or "Metadata"
+            return _Json(table_for(target.resource.store_name, objects, self.now(), resource_version=rv,
+                                   include_object=include))
+        if single is not None:
+            return _Json(single)
+        r = target.resource
+        return _Json({"kind": f"{r.kind}List", "apiVersion": r.group_version,
+                      "metadata": {"resourceVersion": rv or ""}, "items": objects})
+
+    def _get(self, request: Request, target: _Target) -> Response:
+        assert target.name is not None
+        obj = self.store.get(target.resource.store_name, target.namespace, target.name)
+        return self._respond(request, target, [obj], None, single=obj)
+
+    def _list(self, request: Request, target: _Target) -> Response:
+        q = request.query_params
+        items, rv = self.store.list(target.resource.store_name, target.namespace,
+                                    label_selector=q.get("labelSelector") or None,
+                                    field_selector=q.get("fieldSelector") or None)
+        return self._respond(request, target, items, rv)
+
+    def _watch(self, request: Request, target: _Target) -> Response:
+        q = request.query_params
+        r = target.resource
+        rv = q.get("resourceVersion") or None
+        try:
+            timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else self.watch_timeout
+        except ValueError:
+            raise BadRequest(f"invalid timeoutSeconds {q.get('timeoutSeconds')!r}") from None
+        headers = {"Cache-Control": "no-cache"}
+        try:
+            watcher = self.store.watch(r.store_name, target.namespace, resource_version=rv,
+                                       label_selector=q.get("labelSelector") or None,
+                                       field_selector=q.get("fieldSelector") or None)
+        except StoreError as err:
+            if err.code != 410:
+                raise
+            line = error_event(err)
+
+            async def gone() -> Any:
+                yield line
+
+            return StreamingResponse(gone(), media_type="application/json", headers=headers)
+        table = wants_table(request.headers.get("accept"))
+        include = q.get("includeObject") or "Metadata"
+        first = [True]
+
+        def encode(event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
+            if not table:
+                return obj
+            out = table_for(r.store_name, [obj], self.now(), include_object=include, with_columns=first[0],
+                            resource_version=(obj.get("metadata") or {}).get("resourceVersion"))
+            first[0] = False
+            return out
+
+        def bookmark(version: str) -> dict[str, Any]:
+            return {"kind": r.kind, "apiVersion": r.group_version, "metadata": {"resourceVersion": version}}
+
+        start = int(rv) if rv and rv.isdigit() else 0
+        stream = stream_events(
+            watcher, encode=encode, timeout=timeout,
+            bookmark_interval=self.bookmark_interval if _truthy(q.get("allowWatchBookmarks")) else None,
+            bookmark_object=bookmark, current_version=lambda: self.store.resource_version, start_version=start,
+        )
+        return StreamingResponse(stream, media_type="application/json", headers=headers)
+
+    # writes
+
+    async def _write(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        result = await run_in_threadpool(fn, *args, **kwargs)
+        if self.on_change is not None:
+            self.on_change()
+        return result
+
+    async def _body(self, request: Request) -> Any:
+        raw = await request.body()
+        if not raw:
+            raise BadRequest("the request has no body")
+        ctype = (request.headers.get("content-type") or "").split(";")[0].strip()
+        if "protobuf" in ctype or "cbor" in ctype:
+            raise UnsupportedMediaType(
+                f"the body of the request was in an unknown format ({ctype}) - accepted media types include: "
+                "application/json, application/yaml"
+            )
+        try:
+            if ctype in ("application/yaml", "application/x-yaml", "text/yaml"):
+                return yaml.safe_load(raw)
+            return json.loads(raw)
+        except (ValueError, yaml.YAMLError) as exc:
+            raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+
+    def _check_dry_run(self, request: Request) -> None:
+        if request.query_params.get("dryRun"):
+            raise BadRequest("dryRun is not supported by this server")
+
+    def _fit_namespace(self, target: _Target, obj: dict[str, Any]) -> None:
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise BadRequest("metadata must be an object")
+        if target.resource.namespaced:
+            given = meta.get("namespace")
+            if given and given != target.namespace:
+                raise BadRequest("the namespace of the provided object does not match the namespace sent on "
+                                 "the request")
+            meta["namespace"] = target.namespace
+        elif meta.get("namespace"):
+            meta.pop("namespace")
+
+    async def _create(self, request: Request, target: _Target) -> Response:
+        if target.resource.namespaced and target.namespace is None:
+            return _method_not_allowed("POST")
+        self._check_dry_run(request)
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object")
+        self._fit_namespace(target, body)
+        created = await self._write(self.store.create, target.resource.store_name, body)
+        return _Json(created, status_code=201)
+
+    async def _update(self, request: Request, target: _Target) -> Response:
+        self._check_dry_run(request)
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object")
+        self._fit_namespace(target, body)
+        name = body["metadata"].get("name")
+        if name and name != target.name:
+            raise BadRequest(f"the name of the object ({name}) does not match the name on the URL ({target.name})")
+        body["metadata"]["name"] = target.name
+        updated = await self._write(self.store.update, target.resource.store_name, body, subresource=target.sub)
+        return _Json(updated)
+
+    async def _patch(self, request: Request, target: _Target) -> Response:
+        self._check_dry_run(request)
+        ctype = (request.headers.get("content-type") or "").split(";")[0].strip()
+        r = target.resource
+        if ctype == _STRATEGIC and r.strategic:
+            body = await self._body(request)
+            result = await self._write(self._strategic, target, body)
+            return _Json(result)
+        if ctype not in (_MERGE, _JSON_PATCH):
+            accepted = [_JSON_PATCH, _MERGE] + ([_STRATEGIC] if r.strategic else [])
+            return _status(415, "UnsupportedMediaType",
+                           f"the body of the request was in an unknown format - accepted media types include: "
+                           f"{', '.join(accepted)}")
+        body = await self._body(request)
+        kind = "merge" if ctype == _MERGE else "json"
+        patched = await self._write(self.store.patch, r.store_name, target.namespace, target.name, body,
+                                    patch_type=kind, subresource=target.sub)
+        return _Json(patched)
+
+    def _strategic(self, target: _Target, patch: Any) -> dict[str, Any]:
+        """Read, patch, write with the read's resourceVersion; retried on a concurrent write."""
+        r = target.resource
+        assert target.name is not None
+        for _ in range(16):
+            current = self.store.get(r.store_name, target.namespace, target.name)
+            patched = apply_strategic_merge_patch(current, patch)
+            meta = patched.get("metadata")
+            if not isinstance(meta, dict) or meta.get("name") != target.name or (
+                r.namespaced and meta.get("namespace") != target.namespace
+            ):
+                raise BadRequest("a patch cannot change metadata.name or metadata.namespace")
+            pinned = isinstance(patch.get("metadata"), dict) and "resourceVersion" in patch["metadata"]
+            try:
+                return self.store.update(r.store_name, patched, subresource=target.sub)
+            except Conflict:
+                if pinned:
+                    raise
+        raise Conflict(f'{r.store_name} "{target.name}" keeps changing: strategic merge patch gave up')
+
+    async def _delete(self, request: Request, target: _Target) -> Response:
+        self._check_dry_run(request)
+        raw = await request.body()
+        rv = None
+        uid = None
+        if raw:
+            try:
+                options = json.loads(raw)
+            except ValueError:
+                raise BadRequest("DeleteOptions is not valid JSON") from None
+            pre = (options or {}).get("preconditions") or {} if isinstance(options, dict) else {}
+            rv = pre.get("resourceVersion")
+            uid = pre.get("uid")
+        r = target.resource
+        assert target.name is not None
+        if uid:
+            current = self.store.get(r.store_name, target.namespace, target.name)
+            if current["metadata"].get("uid") != uid:
+                raise Conflict(f"Precondition failed: UID in precondition: {uid}, "
+                               f"UID in object meta: {current['metadata'].get('uid')}")
+        deleted = await self._write(self.store.delete, r.store_name, target.namespace, target.name,
+                                    resource_version=rv)
+        return _Json(deleted)
+
+    async def _delete_collection(self, request: Request, target: _Target) -> Response:
+        self._check_dry_run(request)
+        q = request.query_params
+        r = target.resource
+        items, _ = self.store.list(r.store_name, target.namespace, label_selector=q.get("labelSelector") or None,
+                                   field_selector=q.get("fieldSelector") or None)
+
+        def delete_all() -> list[dict[str, Any]]:
+            out = []
+            for item in items:
+                meta = item["metadata"]
+                try:
+                    out.append(self.store.delete(r.store_name, meta.get("namespace"), meta["name"]))
+                except NotFound:
+                    continue
+            return out
+
+        deleted = await self._write(delete_all)
+        return _Json({"kind": f"{r.kind}List", "apiVersion": r.group_version,
+                      "metadata": {"resourceVersion": self.store.resource_version}, "items": deleted})
+
+    async def _bind(self, request: Request, target: _Target) -> Response:
+        body = await self._body(request)
+        target_ref = body.get("target") if isinstance(body, dict) else None
+        node = target_ref.get("name") if isinstance(target_ref, dict) else None
+        if not node:
+            raise BadRequest("a Binding needs target.name")
+        name = ((body.get("metadata") or {}).get("name")) or target.name
+        if name != target.name:
+            raise BadRequest(f"the Binding's name ({name}) does not match the pod ({target.name})")
+        assert target.namespace is not None and target.name is not None
+        await self._write(self.store.bind, target.namespace, target.name, node)
+        return _Json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
+                     status_code=201)
+
+
+def _not_found() -> _Json:
+    return _status(404, "NotFound", "the server could not find the requested resource")
+
+
+def _method_not_allowed(method: str) -> _Json:
+    return _status(405, "MethodNotAllowed", f"the server does not allow this method on the requested resource "
+                                            f"({method})")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return _not_found()
+    if exc.status_code == 405:
+        return _method_not_allowed(request.method)
+    return _status(exc.status_code, "Unknown", str(exc.detail))
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    return _status(500, "InternalError", f"Internal error occurred: {exc}")
+
+
+_VERBS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+
+def create_app(
+    store: Store,
+    *,
+    token: str | None = None,
+    now: Callable[[], float] = time.time,
+    on_change: Callable[[], None] | None = None,
+    bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
+    watch_timeout: float = DEFAULT_WATCH_TIMEOUT,
+) -> Any:
+    """An ASGI app serving ``store`` as a Kubernetes API server.
+
+    ``token``: require ``Authorization: Bearer <token>`` (``None``: no authentication). ``now``: the clock
+    ages are computed against (seconds since the epoch). ``on_change`` is called after every successful write.
+    ``bookmark_interval``: seconds of quiet before a watch that allows bookmarks gets one. ``watch_timeout``:
+    how long a watch without ``timeoutSeconds`` lasts.
+    """
+    api = _Api(store, now=now, on_change=on_change, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
+    routes = [
+        Route("/version", api.version, methods=["GET"]),
+        Route("/healthz", api.health, methods=["GET"]),
+        Route("/livez", api.health, methods=["GET"]),
+        Route("/readyz", api.health, methods=["GET"]),
+        Route("/api", api.api, methods=["GET"]),
+        Route("/apis", api.apis, methods=["GET"]),
+        Route("/openapi/v2", api.openapi, methods=["GET"]),
+        Route("/openapi/v3", api.openapi_v3, methods=["GET"]),
+        Route("/openapi/v3/api/{version}", api.openapi_v3_group, methods=["GET"]),
+        Route("/openapi/v3/apis/{group}/{version}", api.openapi_v3_group, methods=["GET"]),
+        Route("/api/v1", api.core_resources, methods=["GET"]),
+        Route("/api/v1/{rest:path}", api.core, methods=_VERBS),
+        Route("/apis/{group}", api.group, methods=["GET"]),
+        Route("/apis/{group}/{version}", api.group_resources, methods=["GET"]),
+        Route("/apis/{group}/{version}/{rest:path}", api.grouped, methods=_VERBS),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
+    app.state.api = api
+    if token is not None:
+        return BearerTokenAuth(app, token)
+    return app

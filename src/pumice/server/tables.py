@@ -1,0 +1,304 @@
+"""``meta.k8s.io/v1`` Table responses: what ``kubectl get`` prints.
+
+Volcano's kinds use the ``additionalPrinterColumns`` of their CRDs; pods and nodes use the columns of
+Kubernetes' built-in printers; everything else gets ``NAME AGE``. Ages are computed against the server's
+clock (the cluster's, which may run faster than the wall clock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+__all__ = ["TABLE_MEDIA", "human_duration", "table_for", "wants_table"]
+
+TABLE_MEDIA = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+def wants_table(accept: str | None) -> bool:
+    """Whether an ``Accept`` header asks for a ``meta.k8s.io`` Table (v1 or v1beta1)."""
+    if not accept:
+        return False
+    for part in accept.split(","):
+        params = {p.split("=", 1)[0].strip(): p.split("=", 1)[1].strip() for p in part.split(";")[1:] if "=" in p}
+        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io":
+            return True
+    return False
+
+
+def human_duration(seconds: float) -> str:
+    """Kubernetes' ``duration.HumanDuration`` (``5m30s``, ``3h``, ``2d4h``)."""
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        rest = s % 60
+        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h" if rest == 0 else f"{hours}h{rest}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rest = hours % 24
+        return f"{hours // 24}d" if rest == 0 else f"{hours // 24}d{rest}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        rest = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if rest == 0 else f"{hours // 24 // 365}y{rest}d"
+    return f"{hours // 24 // 365}y"
+
+
+def _parse_time(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _age(value: Any, now: float) -> str:
+    stamp = _parse_time(value)
+    return "<unknown>" if stamp is None else human_duration(now - stamp)
+
+
+def _path(obj: Any, path: str) -> Any:
+    for part in path.strip(".").split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: str
+    path: str = ""  # a CRD jsonPath (``.status.running``), or empty when ``cell`` computes it
+    priority: int = 0
+    format: str = ""
+    description: str = ""
+
+    def definition(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "format": self.format,
+                "description": self.description or self.name, "priority": self.priority}
+
+
+_NAME = Column("Name", "string", ".metadata.name", format="name", description="Name of the object")
+
+
+def _crd_cell(column: Column, obj: dict[str, Any], now: float) -> Any:
+    value = _path(obj, column.path)
+    if column.type == "date":
+        return None if value is None else _age(value, now)
+    return value
+
+
+#: Volcano CRDs' additionalPrinterColumns (config/crd/volcano/bases).
+_CRD_COLUMNS: dict[str, tuple[Column, ...]] = {
+    "jobs.batch.volcano.sh": (
+        Column("STATUS", "string", ".status.state.phase"),
+        Column("minAvailable", "integer", ".status.minAvailable"),
+        Column("RUNNINGS", "integer", ".status.running"),
+        Column("AGE", "date", ".metadata.creationTimestamp"),
+        Column("QUEUE", "string", ".spec.queue", priority=1),
+    ),
+    "podgroups.scheduling.volcano.sh": (
+        Column("STATUS", "string", ".status.phase"),
+        Column("minMember", "integer", ".spec.minMember"),
+        Column("RUNNINGS", "integer", ".status.running"),
+        Column("AGE", "date", ".metadata.creationTimestamp"),
+        Column("QUEUE", "string", ".spec.queue", priority=1),
+    ),
+    "queues.scheduling.volcano.sh": (Column("PARENT", "string", ".spec.parent"),),
+    "hypernodes.topology.volcano.sh": (
+        Column("Tier", "integer", ".spec.tier"),
+        Column("TierName", "string", ".spec.tierName"),
+        Column("NodeCount", "integer", ".status.nodeCount"),
+        Column("Age", "date", ".metadata.creationTimestamp"),
+    ),
+}
+
+_DEFAULT_COLUMNS = (Column("Age", "date", ".metadata.creationTimestamp"),)
+
+
+# --- pods and nodes, as Kubernetes' printers (pkg/printers/internalversion) -------------------------------
+
+_POD_COLUMNS = (
+    Column("Ready", "string", description="The aggregate readiness state of this pod for accepting traffic."),
+    Column("Status", "string", description="The aggregate status of the containers in this pod."),
+    Column("Restarts", "string", description="The number of times the containers in this pod have been restarted."),
+    Column("Age", "string"),
+    Column("IP", "string", priority=1, description="IP address allocated to the pod."),
+    Column("Node", "string", priority=1, description="Name of the Node this pod is assigned to."),
+    Column("Nominated Node", "string", priority=1),
+    Column("Readiness Gates", "string", priority=1),
+)
+
+
+def _pod_cells(pod: dict[str, Any], now: float) -> list[Any]:
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    containers = spec.get("containers") or []
+    statuses = status.get("containerStatuses") or []
+    reason = status.get("reason") or status.get("phase") or "Pending"
+    restarts = 0
+    ready = 0
+    initializing = False
+    for index, cs in enumerate(status.get("initContainerStatuses") or []):
+        state = cs.get("state") or {}
+        restarts += int(cs.get("restartCount") or 0)
+        terminated = state.get("terminated")
+        if terminated and terminated.get("exitCode") == 0:
+            continue
+        initializing = True
+        if terminated:
+            reason = "Init:" + (terminated.get("reason") or f"ExitCode:{terminated.get('exitCode')}")
+        elif (state.get("waiting") or {}).get("reason") not in (None, "", "PodInitializing"):
+            reason = "Init:" + state["waiting"]["reason"]
+        else:
+            reason = f"Init:{index}/{len(spec.get('initContainers') or [])}"
+        break
+    if not initializing:
+        has_running = False
+        for cs in reversed(statuses):
+            state = cs.get("state") or {}
+            restarts += int(cs.get("restartCount") or 0)
+            waiting, terminated = state.get("waiting"), state.get("terminated")
+            if waiting and waiting.get("reason"):
+                reason = waiting["reason"]
+            elif terminated and terminated.get("reason"):
+                reason = terminated["reason"]
+            elif terminated:
+                reason = (f"Signal:{terminated['signal']}" if terminated.get("signal")
+                          else f"ExitCode:{terminated.get('exitCode')}")
+            elif cs.get("ready") and state.get("running") is not None:
+                has_running = True
+                ready += 1
+        if reason == "Completed" and has_running:
+            ready_cond = any(c.get("type") == "Ready" and c.get("status") == "True"
+                             for c in status.get("conditions") or [])
+            reason = "Running" if ready_cond else "NotReady"
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
+    ip = status.get("podIP") or "<none>"
+    return [
+        f"{ready}/{len(containers)}",
+        reason,
+        restarts,
+        _age((pod.get("metadata") or {}).get("creationTimestamp"), now),
+        ip,
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        "<none>",
+    ]
+
+
+_NODE_COLUMNS = (
+    Column("Status", "string", description="The status of the node"),
+    Column("Roles", "string", description="The roles of the node"),
+    Column("Age", "string"),
+    Column("Version", "string", description="Kubelet Version reported by the node."),
+    Column("Internal-IP", "string", priority=1),
+    Column("External-IP", "string", priority=1),
+    Column("OS-Image", "string", priority=1),
+    Column("Kernel-Version", "string", priority=1),
+    Column("Container-Runtime", "string", priority=1),
+)
+
+
+def _node_cells(node: dict[str, Any], now: float) -> list[Any]:
+    meta = node.get("metadata") or {}
+    spec = node.get("spec") or {}
+    status = node.get("status") or {}
+    states = []
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "Ready":
+            states.append("Ready" if cond.get("status") == "True" else "NotReady")
+    if not states:
+        states.append("Unknown")
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    roles = sorted(
+        key.split("/", 1)[1] or ""
+        for key in (meta.get("labels") or {})
+        if key.startswith("node-role.kubernetes.io/") and key.split("/", 1)[1]
+    )
+    info = status.get("nodeInfo") or {}
+    addresses = {a.get("type"): a.get("address") for a in status.get("addresses") or [] if isinstance(a, dict)}
+    return [
+        ",".join(states),
+        ",".join(roles) or "<none>",
+        _age(meta.get("creationTimestamp"), now),
+        info.get("kubeletVersion") or "",
+        addresses.get("InternalIP") or "<none>",
+        addresses.get("ExternalIP") or "<none>",
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
+_NAMESPACE_COLUMNS = (Column("Status", "string"), Column("Age", "string"))
+
+
+def _namespace_cells(ns: dict[str, Any], now: float) -> list[Any]:
+    return [(ns.get("status") or {}).get("phase") or "Active",
+            _age((ns.get("metadata") or {}).get("creationTimestamp"), now)]
+
+
+_BUILTIN: dict[str, tuple[tuple[Column, ...], Callable[[dict[str, Any], float], list[Any]]]] = {
+    "pods": (_POD_COLUMNS, _pod_cells),
+    "nodes": (_NODE_COLUMNS, _node_cells),
+    "namespaces": (_NAMESPACE_COLUMNS, _namespace_cells),
+}
+
+
+def _partial(obj: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata") or {}}
+
+
+def table_for(
+    resource: str,
+    objects: Iterable[dict[str, Any]],
+    now: float,
+    *,
+    resource_version: str | None = None,
+    include_object: str = "Metadata",
+    with_columns: bool = True,
+) -> dict[str, Any]:
+    """A ``Table`` of ``objects`` (all of type ``resource``, a store resource name)."""
+    if resource in _BUILTIN:
+        columns, cells = _BUILTIN[resource]
+    else:
+        columns = _CRD_COLUMNS.get(resource, _DEFAULT_COLUMNS)
+
+        def cells(obj: dict[str, Any], t: float) -> list[Any]:
+            return [_crd_cell(c, obj, t) for c in columns]
+
+    rows = []
+    for obj in objects:
+        row: dict[str, Any] = {"cells": [(obj.get("metadata") or {}).get("name"), *cells(obj, now)]}
+        if include_object == "Object":
+            row["object"] = obj
+        elif include_object != "None":
+            row["object"] = _partial(obj)
+        rows.append(row)
+    table: dict[str, Any] = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {}}
+    if resource_version is not None:
+        table["metadata"]["resourceVersion"] = resource_version
+    table["columnDefinitions"] = [c.definition() for c in (_NAME, *columns)] if with_columns else []
+    table["rows"] = rows
+    return table

@@ -1,0 +1,101 @@
+"""``pumice up`` / ``pumice down``: the control plane with kubectl, sped-up time, restarts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pumice.cli.up import ControlPlane, read_pid_file
+from pumice.runtime import HAVE_CONTROLLERS
+from pumice.server import free_port
+
+from .conftest import KUBECTL
+
+needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed on this machine")
+QUICKSTART = "scenarios/quickstart"
+
+
+def kubectl(directory: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    assert KUBECTL is not None
+    proc = subprocess.run([KUBECTL, "--kubeconfig", str(directory / "kubeconfig"), "--cache-dir",
+                           str(directory / "kcache"), *args], capture_output=True, text=True, timeout=60, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)}: {proc.stdout}{proc.stderr}")
+    return proc
+
+
+def pumice(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pumice.cli.main", *args], capture_output=True, text=True,
+                          timeout=90, check=False, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+@needs_kubectl
+@pytest.mark.skipif(not HAVE_CONTROLLERS, reason="pumice.controllers is not there yet: VolcanoJobs cannot run")
+def test_a_job_goes_pending_running_completed_at_time_scale_60(tmp_path: Path, shared: Path) -> None:
+    with ControlPlane(tmp_path, port=free_port(), time_scale=60) as plane:
+        kubectl(tmp_path, "apply", "-f", str(shared / QUICKSTART / "00-cluster.yaml"))
+        started = time.monotonic()
+        kubectl(tmp_path, "apply", "-f", str(shared / QUICKSTART / "01-hello-job.yaml"))
+        seen: list[str] = []
+        pg = ""
+        while time.monotonic() - started < 30:
+            out = kubectl(tmp_path, "get", "vcjob", "hello-volcano-job", "--no-headers").stdout.split()
+            phase = out[1] if len(out) > 4 else "<none>"
+            if not seen or seen[-1] != phase:
+                seen.append(phase)
+            if phase == "Running" and not pg:
+                pg = kubectl(tmp_path, "get", "pg", "--no-headers").stdout
+            if phase == "Completed":
+                break
+            time.sleep(0.1)
+        elapsed = time.monotonic() - started
+        assert seen[-1] == "Completed", seen
+        assert "Running" in seen, seen
+        assert 4.0 <= elapsed <= 20.0, f"sleep 300 at x60 should take about 5 s, took {elapsed:.1f} s"
+        pods = kubectl(tmp_path, "get", "pods", "-o", "wide", "--no-headers").stdout.split()
+        assert pods[0] == "hello-volcano-job-mytask-0" and pods[2] == "Completed" and pods[6].startswith("k3d-")
+        assert pg.startswith("hello-volcano-job-"), pg
+        assert plane.step_errors == 0
+
+
+@needs_kubectl
+def test_up_down_and_restart_lose_nothing(tmp_path: Path, shared: Path) -> None:
+    port = free_port()
+    directory = tmp_path / "state"
+    up = pumice("up", "--data-dir", str(directory), "--port", str(port), "--time-scale", "30", "--background")
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert f"https://127.0.0.1:{port}" in up.stdout
+        info = read_pid_file(directory)
+        assert info is not None and info["port"] == port
+        config = json.loads((directory / "kubeconfig").read_text())
+        assert config["clusters"][0]["cluster"]["server"] == f"https://127.0.0.1:{port}"
+        assert (directory / "token").stat().st_mode & 0o077 == 0
+        kubectl(directory, "apply", "-f", str(shared / QUICKSTART / "02-queues.yaml"))
+        (tmp_path / "ns.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n")
+        kubectl(directory, "create", "-f", str(tmp_path / "ns.yaml"))
+        again = pumice("up", "--data-dir", str(directory), "--port", str(free_port()), "--background")
+        assert again.returncode != 0 and "already running" in again.stderr
+        down = pumice("down", "--data-dir", str(directory))
+        assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr
+        assert read_pid_file(directory) is None
+        assert "not running" in pumice("down", "--data-dir", str(directory)).stdout
+        token = (directory / "token").read_text()
+
+        up = pumice("up", "--data-dir", str(directory), "--port", str(port), "--time-scale", "30", "--background")
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert (directory / "token").read_text() == token
+        queues = kubectl(directory, "get", "queues", "--no-headers").stdout
+        assert {"queue-a", "queue-b"} <= {line.split()[0] for line in queues.splitlines()}
+        assert "team" in kubectl(directory, "get", "ns", "-o", "name").stdout
+        ages = kubectl(directory, "get", "queues", "-o", "wide").stdout + kubectl(directory, "get", "ns").stdout
+        assert "<invalid>" not in ages  # the sped-up clock resumed, it did not go back
+    finally:
+        pumice("down", "--data-dir", str(directory))
+    assert read_pid_file(directory) is None

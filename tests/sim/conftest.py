@@ -1,0 +1,29 @@
+"""Fixtures of the simulator tests: the quick-start manifests, a scratch scenario writer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pumice.runtime import HAVE_CONTROLLERS
+
+needs_controllers = pytest.mark.skipif(
+    not HAVE_CONTROLLERS, reason="pumice.controllers (ControllerManager) is not in the tree yet: no VolcanoJobs"
+)
+
+
+@pytest.fixture
+def quickstart(shared: Path) -> Path:
+    return shared / "scenarios" / "quickstart"
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Callable[[str, str], Path]:
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return _write

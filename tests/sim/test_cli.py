@@ -1,0 +1,135 @@
+"""``pumice sim``: -o json with job and pod timings, tables, reports, and bad input exiting 2."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pumice.cli.main import app
+
+from .conftest import needs_controllers
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+Write = Callable[[str, str], Path]
+
+SCENARIO = """
+name: timing
+cluster:
+  nodes:
+    - {count: 1, cpu: 2, memory: 4Gi}
+timeline:
+  - at: 0s
+    apply:
+      - apiVersion: scheduling.volcano.sh/v1beta1
+        kind: PodGroup
+        metadata: {name: first}
+        spec: {minMember: 1, queue: default}
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: first
+          annotations: {scheduling.k8s.io/group-name: first, pumice.io/duration: 10m}
+        spec:
+          schedulerName: volcano
+          containers: [{name: c, image: x, resources: {requests: {cpu: "2"}}}]
+  - at: 1m
+    apply:
+      - apiVersion: scheduling.volcano.sh/v1beta1
+        kind: PodGroup
+        metadata: {name: second}
+        spec: {minMember: 1, queue: default}
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: second
+          annotations: {scheduling.k8s.io/group-name: second}
+        spec:
+          schedulerName: volcano
+          containers: [{name: c, image: x, command: [sh, -c, "sleep 120"], resources: {requests: {cpu: "1"}}}]
+until: 1h
+"""
+
+
+def run_json(*args: str) -> dict:
+    result = runner.invoke(app, ["sim", *args, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_json_jobs_and_pod_timing(write: Write) -> None:
+    data = run_json(str(write("s.yaml", SCENARIO)))
+    assert data["scenario"] == "timing" and data["end"] == 3600
+    jobs = {j["name"]: j for j in data["jobs"]}
+    first, second = jobs["first"], jobs["second"]
+    assert (first["kind"], first["queue"], first["phase"]) == ("PodGroup", "default", "Completed")
+    assert first["submitted"] == 0 and first["started"] == 0 and first["finished"] == 600
+    assert first["pods"] == [{"name": "first", "node": "node-0", "phase": "Succeeded", "start": 0.0, "end": 600.0}]
+    # the second waits for the first to free the node, then runs its `sleep 120`
+    assert second["submitted"] == 60 and second["started"] == 600 and second["finished"] == 720
+    assert second["wait"] == 540 and second["jct"] == 660
+    assert second["pods"][0]["node"] == "node-0"
+    q = data["queues"]["default"]
+    assert q["jobs"] == 2 and q["finished"] == 2 and q["mean_wait"] == 270
+    c = data["cluster"]
+    assert c["nodes"] == 1 and c["capacity"]["cpu"] == 2
+    assert c["cpu_util_peak"] == 1.0
+    assert c["cpu_util_mean"] == pytest.approx((600 * 1.0 + 120 * 0.5) / 3600, abs=1e-3)
+
+
+def test_table_and_report(write: Write, tmp_path: Path) -> None:
+    report = tmp_path / "report"
+    result = runner.invoke(app, ["sim", str(write("s.yaml", SCENARIO)), "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    assert "Queues" in result.output and "Cluster" in result.output and "default/second" in result.output
+    for name in ("index.html", "utilization.png", "queue_shares.png", "wait_times.png", "result.json"):
+        assert (report / name).stat().st_size > 0, name
+    assert (report / "utilization.png").read_bytes()[:4] == b"\x89PNG"
+    assert "<img" in (report / "index.html").read_text()
+
+
+@needs_controllers
+def test_quickstart_example_runs() -> None:
+    data = run_json(str(REPO / "examples" / "sim" / "quickstart.yaml"))
+    jobs = {j["name"]: j for j in data["jobs"]}
+    assert jobs["hello-volcano-job"]["phase"] == "Completed"
+    assert jobs["gang-job"]["phase"] == "Deleted" and jobs["gang-job"]["started"] is None
+    assert jobs["workflow-job"]["phase"] == "Completed"
+    assert data["end"] == 3600
+
+
+@needs_controllers
+def test_directory_of_manifests(quickstart: Path) -> None:
+    data = run_json(str(quickstart), "--until", "30m")
+    names = {j["name"] for j in data["jobs"]}
+    assert {"hello-volcano-job", "gang-job", "gang-job-min4", "workflow-job"} <= names
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["missing.yaml"], "missing.yaml: no such file"),
+    ([], "SCENARIO: missing"),
+    (["--trace", "openb"], "--trace-dir: required"),
+    (["--trace", "other", "--trace-dir", "."], "unknown trace"),
+    (["x.yaml", "-o", "yaml"], "--output"),
+    (["BAD", "--until", "later"], "--until"),
+])
+def test_bad_input_exits_2_with_one_line(write: Write, args: list[str], words: str) -> None:
+    bad = write("bad.yaml", "timeline: [{at: soon, apply: x.yaml}]\n")
+    args = [str(bad) if a == "BAD" else a for a in args]
+    result = runner.invoke(app, ["sim", *args])
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and words in lines[0], result.stderr
+
+
+def test_bad_scenario_names_file_and_field(write: Write) -> None:
+    bad = write("bad.yaml", "timeline: [{at: soon, apply: x.yaml}]\n")
+    result = runner.invoke(app, ["sim", str(bad)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: {bad}: timeline[0].at: not a duration: 'soon' (use seconds or a Go " \
+                                    "duration like 5m, 1h30m)"

@@ -1,0 +1,65 @@
+"""``Cluster``: the parts wired together, stepping and advancing a virtual clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pumice.runtime import Cluster
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
+
+
+def pod(name: str, seconds: int, cpu: str = "1") -> list[dict[str, Any]]:
+    return [
+        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": name},
+         "spec": {"minMember": 1, "queue": "default"}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": name, "annotations": {"scheduling.k8s.io/group-name": name,
+                                                    "pumice.io/duration": str(seconds)}},
+         "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}},
+    ]
+
+
+def phase(c: Cluster, name: str) -> str:
+    return c.store.get("pods", "default", name).get("status", {}).get("phase", "Pending")
+
+
+def test_run_until_places_runs_and_finishes() -> None:
+    c = Cluster()
+    t0 = c.clock.now()
+    c.apply([NODE, *pod("a", 30), *pod("b", 90, cpu="4")])
+    c.run_until(t0 + 10)
+    assert phase(c, "a") == "Running" and phase(c, "b") == "Pending"  # b needs the whole node
+    c.run_until(t0 + 31)
+    assert phase(c, "a") == "Succeeded" and phase(c, "b") == "Running"
+    assert c.clock.now() == t0 + 31
+    assert c.run_idle() == t0 + 30 + 90  # b ran from t0+30, when a freed the node
+    assert phase(c, "b") == "Succeeded"
+    assert c.next_wakeup() is None
+
+
+def test_idle_time_costs_nothing() -> None:
+    c = Cluster()
+    t0 = c.clock.now()
+    c.apply([NODE, *pod("long", 30 * 86400)])
+    c.run_until(t0 + 60 * 86400)
+    assert phase(c, "long") == "Succeeded"
+    assert c.cycles <= 3
+
+
+def test_apply_updates_like_kubectl() -> None:
+    c = Cluster()
+    c.apply([NODE])
+    c.apply([{**NODE, "metadata": {"name": "n1", "labels": {"zone": "a"}}, "spec": {"unschedulable": True}}])
+    node = c.store.get("nodes", None, "n1")
+    assert node["metadata"]["labels"] == {"zone": "a"} and node["spec"]["unschedulable"] is True
+    assert node["status"]["allocatable"]["cpu"] == "4"  # status kept
+    assert c.delete([{"kind": "Node", "metadata": {"name": "n1"}}, {"kind": "Node", "metadata": {"name": "x"}}]) == 1
+
+
+def test_default_queues_exist() -> None:
+    c = Cluster()
+    c.step()
+    names = {q["metadata"]["name"] for q in c.store.list("queues.scheduling.volcano.sh")[0]}
+    assert {"root", "default"} <= names
