@@ -47,23 +47,23 @@ _KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES
 
 
 def load_admission() -> Callable[..., Any] | None:
-    """The admission hook of ``pumice.admission`` when that module exists, else ``None``."""
+    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks), or ``None`` without that package.
+
+    The hook reads the store it guards: ``Cluster`` attaches it to its store (``hook.attach(store)``).
+    """
     try:
-        import pumice.admission as adm  # type: ignore[import-not-found, unused-ignore]
+        from pumice.admission import Admission  # type: ignore[attr-defined, unused-ignore]
     except ImportError:
         return None
-    for name in ("admission_hook", "make_admission", "build_admission", "default_admission"):
-        factory = getattr(adm, name, None)
-        if callable(factory):
-            with contextlib.suppress(TypeError):
-                hook = factory()
-                if callable(hook):
-                    return hook
-    for name in ("admit", "admission", "Admission"):
-        hook = getattr(adm, name, None)
-        if callable(hook) and not isinstance(hook, type):
-            return hook
-    return None
+    hook: Callable[..., Any] = Admission()
+    return hook
+
+
+def _attach_admission(store: Store) -> None:
+    hook = getattr(store, "_admission", None)
+    attach = getattr(hook, "attach", None)
+    if callable(attach):
+        attach(store)
 
 
 def resource_for(obj: Mapping[str, Any], store: Store | None = None) -> ResourceInfo:
@@ -152,13 +152,14 @@ class Cluster:
         period: float = 1.0,
         controllers: bool = True,
         seed: int = 0,
-        lazy_status: bool = True,
+        lazy_status: bool | None = None,
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
         if store is None:
             clk = self.clock
             store = MemoryStore(clock=lambda: to_datetime(clk.now()), admission=load_admission(),
                                 rng=random.Random(seed))
+        _attach_admission(store)
         self.store: Store = store
         self.period = period
         self.controllers = ControllerManager(store, self.clock) if controllers and ControllerManager else None
@@ -166,7 +167,8 @@ class Cluster:
             _quiet_default_queues(store)
         self.scheduler = SchedulerLoop(store, conf, clock=self.clock)
         self.kubelet = SimulatedKubelet(store, self.clock)
-        self.lazy_status = lazy_status
+        #: Defer status-only cycles (see ``Demand``): on by default in virtual time, off in real time.
+        self.lazy_status = isinstance(self.clock, VirtualClock) if lazy_status is None else lazy_status
         self.demand = Demand(store)
         self.cycles = 0
         self._last_cycle = -math.inf

@@ -59,14 +59,16 @@ def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 def _pumice_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     if not HAVE_SERVER:
         pytest.skip("pumice.server (the API server of `pumice up`) does not exist yet")
-    from pumice.server import ServerThread, create_app, write_kubeconfig
+    from pumice.server import ServerThread, create_app, ensure_certificates, write_kubeconfig
     from pumice.store import MemoryStore
 
     token = "cli-test-token"
     store = MemoryStore()
-    server = ServerThread(create_app(store, token=token)).start()
+    state = tmp_path_factory.mktemp("pumice")
+    tls = ensure_certificates(state)  # HTTPS with its own CA, as `pumice up` serves
+    server = ServerThread(create_app(store, token=token), tls=tls).start()
     try:
-        path = write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", server.url, token)
+        path = write_kubeconfig(state / "kubeconfig", server.url, token, ca_file=tls.ca)
         kc = KubeClient(load_config(str(path)))
         yield Cluster(server.url, path, kc, "pumice")
         kc.close()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -428,3 +431,45 @@ def test_no_kubeconfig_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "no kubeconfig found" in line
     line = one_line_error(CliRunner().invoke(app, ["job", "list", "--kubeconfig", str(tmp_path / "nope")]), 2)
     assert "no such file" in line
+
+
+def test_describe_queue(cluster: Cluster) -> None:
+    _queue(cluster, "qdesc", "cpu=8", {"cpu": "3"})
+    ok(cluster.run("job", "run", "-N", "in-qdesc", "-q", "qdesc"))
+    out = ok(cluster.run("describe", "queue", "qdesc"))
+    assert "Capability:" in out and "cpu=8" in out and "cpu=3" in out
+    assert "in-qdesc" in out.split("Jobs:")[1]
+
+
+def test_apply_from_stdin_and_namespace_checks(cluster: Cluster) -> None:
+    manifest = ("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                "metadata: {name: from-stdin}\nspec: {weight: 4}\n")
+    assert ok(cluster.run("apply", "-f", "-", input=manifest)).strip() == (
+        "queue.scheduling.volcano.sh/from-stdin created")
+    assert cluster.client.get(QUEUES, "from-stdin")["spec"]["weight"] == 4
+    job = MANIFEST.split("---\n")[1].replace("metadata: {name: applied-job}",
+                                             "metadata: {name: ns-job, namespace: other}")
+    line = one_line_error(cluster.run("apply", "-f", "-", "-n", "default", input=job), 2)
+    assert 'namespace from the provided object "other" does not match the namespace "default"' in line
+
+
+def test_get_watch_prints_a_row_per_change(cluster: Cluster) -> None:
+    _queue(cluster, "watch-a", None, None)
+    argv = [sys.executable, "-m", "pumice.cli.main", "get", "queues", "-w", "--timeout", "5",
+            "--kubeconfig", str(cluster.kubeconfig)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        lines = []
+        while not any(line.startswith("watch-a") for line in lines):  # the first table is out: the watch runs
+            lines.append(proc.stdout.readline())
+        cluster.client.create(QUEUES, {"metadata": {"name": "watch-b"}, "spec": {"weight": 3}})
+        cluster.client.patch(QUEUES, "watch-b", {"spec": {"weight": 4}})
+        cluster.client.delete(QUEUES, "watch-b")
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    rows = [line.split() for line in out.splitlines() if line.startswith("watch-b")]
+    assert [r[1] for r in rows] == ["3", "4", "4"] and rows[-1][-1] == "(deleted)"

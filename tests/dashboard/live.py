@@ -151,7 +151,8 @@ class Live:
                 self.cluster.close()
 
 
-def start(*, token: str = TOKEN, scale: float = SCALE, cluster: bool = True, seed: bool = True) -> Live:
+def start(*, token: str = TOKEN, scale: float = SCALE, cluster: bool = True, seed: bool = True,
+          on_change: Any = None) -> Live:
     clock = WallClock(scale=scale)
     runtime_cluster = None
     store: Store
@@ -171,7 +172,7 @@ def start(*, token: str = TOKEN, scale: float = SCALE, cluster: bool = True, see
         apply_manifest(store, SEED, "seed")
 
     extra = _server_routes(store, token)
-    app = Starlette(routes=[*dashboard.routes(store, token), *extra])
+    app = Starlette(routes=[*dashboard.routes(store, token, on_change=on_change), *extra])
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))

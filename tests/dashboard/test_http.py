@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pumice.dashboard import COOKIE_NAME, cookie_value
+from pumice.dashboard import COOKIE_NAME, authorized, cookie_value
 
-from .live import TOKEN, Live
+from .live import TOKEN, Live, start
 
 STATIC = Path(__file__).resolve().parents[2] / "src" / "pumice" / "dashboard" / "static"
 
@@ -142,3 +142,41 @@ def test_dashboard_lives_beside_the_api_server(live: Live) -> None:
         time.sleep(0.1)
     else:
         pytest.fail("a pod created through the API server does not show on the dashboard")
+
+
+def test_logout_clears_the_cookie(live: Live) -> None:
+    status, headers, _ = call(live, "GET", "/dashboard/logout", auth=False)
+    assert status == 303 and headers["location"] == "/"
+    cookie = headers["set-cookie"].lower()
+    assert cookie.startswith(f"{COOKIE_NAME}=") and ("max-age=0" in cookie or "expires=" in cookie)
+
+
+def test_authorized_helper() -> None:
+    from starlette.requests import Request
+
+    def request(headers: dict[str, str]) -> Request:
+        raw = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        return Request({"type": "http", "method": "GET", "path": "/", "headers": raw, "query_string": b""})
+
+    assert authorized(request({}), None) and authorized(request({}), "")
+    assert not authorized(request({}), "s3cret")
+    assert authorized(request({"Authorization": "Bearer s3cret"}), "s3cret")
+    assert authorized(request({"Authorization": "bearer  s3cret "}), "s3cret")
+    assert not authorized(request({"Authorization": "Bearer nope"}), "s3cret")
+    assert not authorized(request({"Authorization": "Basic s3cret"}), "s3cret")
+    assert authorized(request({"Cookie": f"{COOKIE_NAME}={cookie_value('s3cret')}"}), "s3cret")
+    assert not authorized(request({"Cookie": f"{COOKIE_NAME}=s3cret"}), "s3cret")  # the raw token is no cookie
+
+
+def test_apply_calls_on_change() -> None:
+    calls: list[int] = []
+    other = start(cluster=False, seed=False, on_change=lambda: calls.append(1))
+    try:
+        pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}"
+        status, _, _ = call(other, "POST", "/dashboard/api/apply", body={"yaml": pod})
+        assert status == 201 and calls == [1]
+        status, _, _ = call(other, "POST", "/dashboard/api/apply", body={"yaml": "kind: [x"})
+        assert status == 400 and calls == [1]
+    finally:
+        other.stop()
+    assert not other.errors

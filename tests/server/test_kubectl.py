@@ -106,3 +106,16 @@ def test_kubectl_without_credentials_is_refused(api: Api, tmp_path: Path) -> Non
     proc = subprocess.run([KUBECTL, "--kubeconfig", str(bad), "--cache-dir", str(tmp_path / "c"), "get", "pods"],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode != 0 and ("Unauthorized" in proc.stderr or "credentials" in proc.stderr)
+
+
+def test_typed_create_commands_send_protobuf_and_work(api: Api) -> None:
+    api.kubectl("create", "namespace", "team")
+    api.kubectl("create", "configmap", "cm", "-n", "team", "--from-literal=a=b")
+    api.kubectl("create", "secret", "generic", "s", "-n", "team", "--from-literal=k=v")
+    api.kubectl("create", "priorityclass", "high", "--value=1000", "--description=urgent")
+    assert api.store.get("namespaces", None, "team")["metadata"]["name"] == "team"
+    assert api.store.get("configmaps", "team", "cm")["data"] == {"a": "b"}
+    assert api.store.get("secrets", "team", "s")["data"] == {"k": "dg=="}
+    pc = api.store.get("priorityclasses.scheduling.k8s.io", None, "high")
+    assert pc["value"] == 1000 and pc["description"] == "urgent"
+    assert "team" in api.kubectl("get", "ns").stdout

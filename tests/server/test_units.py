@@ -114,3 +114,34 @@ def test_resource_index_covers_the_store() -> None:
     pods = index.lookup("", "v1", "pods")
     assert pods is not None and pods.subresources == ("status", "binding") and pods.strategic
     assert index.lookup("", "v1", "jobs") is None
+
+
+def test_protobuf_bodies_of_typed_clients() -> None:
+    from pumice.server.protobuf import UnsupportedMediaType, decode_object
+
+    def field(number: int, payload: bytes) -> bytes:
+        return bytes([number << 3 | 2, len(payload)]) + payload
+
+    meta = field(1, b"pc") + field(2, b"") + field(11, field(1, b"k") + field(2, b"v"))
+    value = bytes([2 << 3]) + b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"  # int32 -1, sign-extended
+    raw = field(1, meta) + value + bytes([3 << 3, 1])
+    body = b"k8s\x00" + field(1, field(1, b"scheduling.k8s.io/v1") + field(2, b"PriorityClass")) + field(2, raw)
+    assert decode_object(body) == {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                   "metadata": {"name": "pc", "labels": {"k": "v"}}, "value": -1,
+                                   "globalDefault": True}
+    pod = b"k8s\x00" + field(1, field(1, b"v1") + field(2, b"Pod")) + field(2, b"")
+    with pytest.raises(UnsupportedMediaType):
+        decode_object(pod)
+    with pytest.raises(UnsupportedMediaType):
+        decode_object(b"{}")
+
+
+def test_builtin_tables_for_events_and_priority_classes() -> None:
+    event = {"metadata": {"name": "e1", "creationTimestamp": "2026-01-01T00:00:00Z"}, "type": "Warning",
+             "reason": "FailedScheduling", "message": "0/3 nodes are available",
+             "involvedObject": {"kind": "Pod", "name": "p"}, "lastTimestamp": "2026-01-01T00:00:00Z"}
+    table = table_for("events", [event], 1_767_225_600.0 + 30)
+    assert [c["name"] for c in table["columnDefinitions"]][:4] == ["Last Seen", "Type", "Reason", "Object"]
+    assert table["rows"][0]["cells"][:4] == ["30s", "Warning", "FailedScheduling", "pod/p"]
+    pc = {"metadata": {"name": "high"}, "value": 1000}
+    assert table_for("priorityclasses.scheduling.k8s.io", [pc], 0)["rows"][0]["cells"][:3] == ["high", 1000, False]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -35,32 +38,53 @@ def pumice(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=90, check=False, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
+def _watch_phases(plane: ControlPlane, name: str, phases: list[str], stop: threading.Event) -> None:
+    """Follow a VolcanoJob over HTTP (watch from the start) and record each new status.state.phase."""
+    token = (plane.data_dir / "token").read_text().strip()
+    context = ssl.create_default_context(cafile=str(plane.data_dir / "ca.crt"))
+    url = (f"{plane.url}/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs?watch=1&timeoutSeconds=30"
+           f"&fieldSelector=metadata.name%3D{name}")
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, context=context, timeout=40) as resp:
+        for line in resp:
+            event = json.loads(line)
+            phase = ((event["object"].get("status") or {}).get("state") or {}).get("phase") or "<none>"
+            if not phases or phases[-1] != phase:
+                phases.append(phase)
+            if phase == "Completed" or stop.is_set():
+                return
+
+
 @needs_kubectl
 @pytest.mark.skipif(not HAVE_CONTROLLERS, reason="pumice.controllers is not there yet: VolcanoJobs cannot run")
 def test_a_job_goes_pending_running_completed_at_time_scale_60(tmp_path: Path, shared: Path) -> None:
     with ControlPlane(tmp_path, port=free_port(), time_scale=60) as plane:
         kubectl(tmp_path, "apply", "-f", str(shared / QUICKSTART / "00-cluster.yaml"))
+        phases: list[str] = []
+        stop = threading.Event()
+        watcher = threading.Thread(target=_watch_phases, args=(plane, "hello-volcano-job", phases, stop),
+                                   daemon=True)
+        watcher.start()
         started = time.monotonic()
         kubectl(tmp_path, "apply", "-f", str(shared / QUICKSTART / "01-hello-job.yaml"))
-        seen: list[str] = []
         pg = ""
-        while time.monotonic() - started < 30:
-            out = kubectl(tmp_path, "get", "vcjob", "hello-volcano-job", "--no-headers").stdout.split()
-            phase = out[1] if len(out) > 4 else "<none>"
-            if not seen or seen[-1] != phase:
-                seen.append(phase)
-            if phase == "Running" and not pg:
+        while time.monotonic() - started < 30 and (not phases or phases[-1] != "Completed"):
+            if phases and phases[-1] == "Running" and not pg:
                 pg = kubectl(tmp_path, "get", "pg", "--no-headers").stdout
-            if phase == "Completed":
-                break
-            time.sleep(0.1)
+                pods = kubectl(tmp_path, "get", "pods", "-o", "wide", "--no-headers").stdout.split()
+                assert pods[0] == "hello-volcano-job-mytask-0" and pods[6].startswith("k3d-"), pods
+            time.sleep(0.05)
         elapsed = time.monotonic() - started
-        assert seen[-1] == "Completed", seen
-        assert "Running" in seen, seen
+        stop.set()
+        watcher.join(5)
+        print(f"hello-volcano-job phases {phases}, completed after {elapsed:.2f} s wall (sleep 300 at x60)")
+        assert [p for p in phases if p in ("Pending", "Running", "Completed")] == ["Pending", "Running", "Completed"]
         assert 4.0 <= elapsed <= 20.0, f"sleep 300 at x60 should take about 5 s, took {elapsed:.1f} s"
-        pods = kubectl(tmp_path, "get", "pods", "-o", "wide", "--no-headers").stdout.split()
-        assert pods[0] == "hello-volcano-job-mytask-0" and pods[2] == "Completed" and pods[6].startswith("k3d-")
         assert pg.startswith("hello-volcano-job-"), pg
+        out = kubectl(tmp_path, "get", "vcjob", "hello-volcano-job", "--no-headers").stdout.split()
+        assert out[1] == "Completed"
+        pods = kubectl(tmp_path, "get", "pods", "--no-headers").stdout.split()
+        assert pods[2] == "Completed"
         assert plane.step_errors == 0
 
 
@@ -99,3 +123,16 @@ def test_up_down_and_restart_lose_nothing(tmp_path: Path, shared: Path) -> None:
     finally:
         pumice("down", "--data-dir", str(directory))
     assert read_pid_file(directory) is None
+
+
+def test_default_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pumice.cli.up import default_data_dir
+
+    monkeypatch.setenv("PUMICE_HOME", str(tmp_path / "h"))
+    assert default_data_dir() == tmp_path / "h"
+    monkeypatch.delenv("PUMICE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_data_dir() == tmp_path / ".pumice"
+    monkeypatch.setenv("HOME", str(tmp_path / "missing"))
+    monkeypatch.chdir(tmp_path)
+    assert default_data_dir() == tmp_path / ".pumice"

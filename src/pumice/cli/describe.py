@@ -41,6 +41,7 @@ app = typer.Typer(help="Show an object in detail, starting with why it waits.", 
 PODGROUPS = "podgroups.scheduling.volcano.sh"
 QUEUES = "queues.scheduling.volcano.sh"
 FINISHED = ("Completed", "Failed", "Terminated", "Aborted")
+NEVER = "The gang needs more than the whole cluster"
 
 _GANG = re.compile(r"^(?P<missing>\d+)/(?P<total>\d+) tasks in gang unschedulable(?::\s*(?P<detail>.*))?$", re.S)
 _NODES = re.compile(r"(?P<fit>\d+)/(?P<nodes>\d+) nodes are (?:un)?available(?::\s*(?P<why>.*))?", re.S)
@@ -113,7 +114,7 @@ def _explain_part(part: str) -> str:
     if "hypernode" in low or "tier" in low:
         return f"Network topology: {part}."
     if "overused" in low or "overcommit" in low:
-        return f"Not admitted: the cluster is full for new gangs — {part}."
+        return f"The cluster is too full to admit the gang: {part}."
     if "quota" in low or "capacity" in low or "deserved" in low:
         return f"Queue quota: {part}."
     if "not open" in low or "closed" in low:
@@ -122,12 +123,15 @@ def _explain_part(part: str) -> str:
 
 
 def queue_shortfall(queue: Obj, need: dict[str, Any] | None) -> list[str]:
-    """Dimensions where the queue's capability (or deserved) leaves no room for ``need``."""
+    """Dimensions where the queue's capability leaves no room for ``need`` (admission), or, with no
+    ``need`` (admitted, waiting for nodes), where capability or deserved is used up."""
     spec, status = queue.get("spec") or {}, queue.get("status") or {}
     allocated = status.get("allocated") or {}
     out: list[str] = []
-    for label, limits in (("capability", spec.get("capability") or {}),
-                          ("deserved", spec.get("deserved") or {})):
+    limit_sets = [("capability", spec.get("capability") or {})]
+    if not need:  # deserved does not gate admission, but an overused queue gets no more allocations
+        limit_sets.append(("deserved", spec.get("deserved") or {}))
+    for label, limits in limit_sets:
         for dim, limit in limits.items():
             lim = quantity(limit)
             used = quantity(allocated.get(dim, 0)) or 0
@@ -184,7 +188,7 @@ def cluster_shortfall(need: dict[str, Any] | None, total: dict[str, int], free: 
         elif want > idle:
             later.append(f"{dim} {value} ({_fmt(dim, max(idle, 0))} free of {_fmt(dim, have)})")
     if never:
-        return "The gang needs more than the whole cluster: " + "; ".join(never) + "; it cannot start as is."
+        return NEVER + ": " + "; ".join(never) + "; it cannot start as is."
     if later:
         return "The cluster is too full to admit the gang now: it needs " + "; ".join(later) + "."
     return ""
@@ -239,9 +243,9 @@ def why_it_waits(job: Obj, pg: Obj | None, queue: Obj | None, queue_name: str, p
         if short:
             lines.append(f"Queue {queue_name} has no room: " + "; ".join(short) + ".")
             found = True
-    if pg_phase == "Pending" and room is not None and not found:
+    if pg_phase == "Pending" and room is not None:
         sentence = cluster_shortfall(need, *room())
-        if sentence:
+        if sentence and (not found or sentence.startswith(NEVER)):  # "never fits" is worth saying anyway
             lines.append(sentence)
             found = True
     if pg_phase == "Pending" and queue_open and not found:
@@ -384,3 +388,49 @@ def job(
     with failures():
         kc = client(kubeconfig, server, context)
         describe_job(kc, name, namespace)
+
+
+def describe_queue(kc: KubeClient, name: str) -> None:
+    from pumice.cli.queues import PHASES, podgroup_counts
+
+    queue = kc.get(QUEUES, name)
+    spec, status = queue.get("spec") or {}, queue.get("status") or {}
+    _kv("Name", name)
+    _kv("State", status.get("state") or "Open")
+    _kv("Parent", spec.get("parent") or ("" if name == "root" else "root"))
+    _kv("Weight", spec.get("weight", 1))
+    _kv("Priority", spec.get("priority", 0))
+    _kv("Reclaimable", spec.get("reclaimable", True))
+    _kv("Capability", describe_resources(spec.get("capability")))
+    _kv("Deserved", describe_resources(spec.get("deserved")))
+    _kv("Guarantee", describe_resources((spec.get("guarantee") or {}).get("resource")))
+    _kv("Allocated", describe_resources(status.get("allocated")))
+    counts = podgroup_counts(kc)
+    _kv("PodGroups", " ".join(f"{p}={counts.get((name, p), 0)}" for p in PHASES))
+    jobs = [j for j in kc.list(JOBS, all_namespaces=True) if ((j.get("spec") or {}).get("queue") or "default") == name]
+    print("\nJobs:")
+    if not jobs:
+        print("  <none>")
+    else:
+        print_table(["Namespace", "Name", "Phase", "Min", "Running", "Pending"],
+                    [[str(meta(j).get("namespace") or ""), name_of(j),
+                      str(((j.get("status") or {}).get("state") or {}).get("phase") or ""),
+                      str((j.get("spec") or {}).get("minAvailable", "")),
+                      str((j.get("status") or {}).get("running") or 0),
+                      str((j.get("status") or {}).get("pending") or 0)]
+                     for j in sorted(jobs, key=lambda j: (meta(j).get("namespace") or "", name_of(j)))])
+    print()
+    print_events(kc, [queue])
+
+
+@app.command("queue")
+def queue(
+    name: Annotated[str, typer.Argument(help="queue name")],
+    kubeconfig: Kubeconfig = None,
+    server: Server = None,
+    context: Context = None,
+) -> None:
+    """A queue in detail: state, weight, quota against what is allocated, PodGroups and jobs in it."""
+    with failures():
+        kc = client(kubeconfig, server, context)
+        describe_queue(kc, name)

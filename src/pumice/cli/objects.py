@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pumice.api import ManifestError, UnknownResourceError, is_valid_quantity, load_file, load_text, milli_value
-from pumice.client import ApiError, ClientError, KubeClient, Resource, connect
+from pumice.client import ApiError, ClientError, KubeClient, Resource, UnknownResource, connect
 
 Obj = dict[str, Any]
 
@@ -397,18 +397,18 @@ def apply(
     context: Context = None,
 ) -> None:
     """Create or update (merge-patch) the objects in FILE, like kubectl apply."""
-    failed = False
+    code = 0
     with failures():
         objects = read_manifests(filename)
         kc = client(kubeconfig, server, context)
         for obj in objects:
             try:
                 print(apply_one(kc, obj, namespace))
-            except ApiError as err:
+            except (ApiError, UnknownResource) as err:  # one object refused: say so, go on with the others
                 error(f"{obj.get('kind')} {name_of(obj)}: {err}")
-                failed = True
-    if failed:
-        raise typer.Exit(1)
+                code = max(code, err.exit_code)
+    if code:
+        raise typer.Exit(code)
 
 
 def get(
@@ -419,11 +419,13 @@ def get(
     all_namespaces: AllNamespaces = False,
     selector: Annotated[str | None, typer.Option("--selector", "-l", help="label selector")] = None,
     field_selector: Annotated[str | None, typer.Option("--field-selector", help="field selector")] = None,
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="then print a row for every change")] = False,
+    timeout: Annotated[int | None, typer.Option("--timeout", help="stop watching after SECONDS")] = None,
     kubeconfig: Kubeconfig = None,
     server: Server = None,
     context: Context = None,
 ) -> None:
-    """Show objects of one kind as a table, or as YAML/JSON."""
+    """Show objects of one kind as a table, or as YAML/JSON; -w keeps watching."""
     if output not in (None, "yaml", "json", "wide", "name"):
         error(f'unknown output format "{output}": use yaml, json, wide or name')
         raise typer.Exit(2)
@@ -431,12 +433,15 @@ def get(
         kc = client(kubeconfig, server, context)
         res = kc.resource(kind)
         ns = None if (all_namespaces or not res.namespaced) else (namespace or kc.namespace)
+        version = ""
         if names:
             objs = [kc.get(res, n, ns) for n in names]
         else:
-            objs = kc.list(res, ns, all_namespaces=all_namespaces, label_selector=selector,
-                           field_selector=field_selector)
+            objs, version = kc.list_with_version(res, ns, all_namespaces=all_namespaces, label_selector=selector,
+                                                 field_selector=field_selector)
             objs.sort(key=lambda o: (meta(o).get("namespace") or "", name_of(o)))
+        if watch and output in ("yaml", "json", "name"):
+            raise UsageError("--watch prints tables: leave out -o yaml/json/name")
         if output in ("yaml", "json"):
             print_objects(objs, output, single=bool(names) and len(names) == 1)
             return
@@ -444,11 +449,45 @@ def get(
             for o in objs:
                 print(f"{res.type_name}/{name_of(o)}")
             return
+        wide, every_ns = output == "wide", all_namespaces and not names
         if not objs:
             nothing_found(ns)
-            return
-        headers, rows = table_for(kc, res, objs, output == "wide", all_namespaces and not names)
-        print_table(headers, rows)
+        else:
+            headers, rows = table_for(kc, res, objs, wide, every_ns)
+            print_table(headers, rows)
+        if watch:
+            watch_rows(kc, res, ns, every_ns, wide, version, names or [], selector, field_selector, timeout)
+
+
+def watch_rows(kc: KubeClient, res: Resource, ns: str | None, every_ns: bool, wide: bool, version: str,
+               names: list[str], selector: str | None, field_selector: str | None, timeout: int | None) -> None:
+    """``get -w``: one table row per change, until ``timeout`` seconds (or Ctrl-C)."""
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            left = 300 if deadline is None else max(1, int(deadline - time.monotonic() + 0.999))
+            try:
+                for event in kc.watch(res, ns, all_namespaces=every_ns, resource_version=version or None,
+                                      label_selector=selector, field_selector=field_selector, timeout_seconds=left):
+                    obj = event.get("object") or {}
+                    version = str(meta(obj).get("resourceVersion") or version)
+                    if event.get("type") == "BOOKMARK" or (names and name_of(obj) not in names):
+                        continue
+                    _, rows = table_for(kc, res, [obj], wide, every_ns)
+                    sys.stdout.write("   ".join(rows[0]) + ("   (deleted)" if event["type"] == "DELETED" else "")
+                                     + "\n")
+                    sys.stdout.flush()
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return
+            except ApiError as err:
+                if err.code != 410:
+                    raise
+                _, version = kc.list_with_version(res, ns, all_namespaces=every_ns, label_selector=selector,
+                                                  field_selector=field_selector)  # too old: start from now
+    except KeyboardInterrupt:
+        return
 
 
 def delete(

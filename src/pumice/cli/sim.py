@@ -120,6 +120,7 @@ def sim(
     trace_nodes: Annotated[str, typer.Option("--trace-nodes", help="openb node list: all or gpu")] = "all",
     as_jobs: Annotated[bool, typer.Option("--as-jobs", help="Trace pods as one-pod Volcano Jobs")] = False,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N pods of the trace")] = None,
+    compress: Annotated[float, typer.Option("--compress", help="Divide trace arrival times by this")] = 1.0,
     until: Annotated[str | None, typer.Option("--until", help="Stop at this virtual time (e.g. 1d, 90m)")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="volcano-scheduler.conf to use instead")] = None,
 ) -> None:
@@ -143,7 +144,8 @@ def sim(
                 raise fail("give either a SCENARIO or --trace, not both")
             if trace_dir is None:
                 raise fail("--trace-dir: required with --trace (the folder of the trace's CSV files)")
-            sc = load_trace(trace, trace_dir, pods, nodes=trace_nodes, as_jobs=as_jobs, limit=limit)
+            sc = load_trace(trace, trace_dir, pods, nodes=trace_nodes, as_jobs=as_jobs, limit=limit,
+                            compress=compress)
         elif scenario is None:
             raise fail("SCENARIO: missing (a scenario file, a directory of manifests, or --trace)")
         else:

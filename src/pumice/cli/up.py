@@ -145,9 +145,14 @@ class ControlPlane:
         except BaseException:
             store.close()
             raise
+        try:
+            write_kubeconfig(self.kubeconfig, server.url, token, ca_file=tls.ca)
+        except BaseException:
+            server.stop()
+            store.close()
+            raise
         self.port = server.port
         self._parts = _Parts(store, cluster, server)
-        write_kubeconfig(self.kubeconfig, server.url, token, ca_file=tls.ca)
         self._driver = threading.Thread(target=self._drive, args=(cluster, clock), name="pumice-cluster",
                                         daemon=True)
         self._driver.start()

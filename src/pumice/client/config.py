@@ -37,6 +37,8 @@ class ClientConfig:
     headers: dict[str, str] = field(default_factory=dict)
     #: Called before each request to get fresh auth headers (exec plugins, expiring tokens).
     auth: Callable[[], dict[str, str]] | None = None
+    #: Added to "cannot reach" errors, e.g. "is `pumice up` running?" for pumice's own kubeconfig.
+    unreachable_hint: str = ""
 
 
 def candidates(explicit: str | os.PathLike[str] | None = None) -> list[str]:
@@ -128,7 +130,10 @@ def load_config(
                 headers[setting["key"]] = setting["value"]
         return headers
 
+    pumice_home = os.environ.get("PUMICE_HOME")
+    own = Path(path).parent.name == ".pumice" or (pumice_home and Path(path).parent == Path(pumice_home))
     return ClientConfig(
+        unreachable_hint="is `pumice up` running?" if own and not server else "",
         server=host,
         namespace=namespace,
         source=path,

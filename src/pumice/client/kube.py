@@ -130,7 +130,13 @@ class KubeClient:
                 return self._pool.request(method, url, body=body, headers=headers, retries=False, redirect=False,
                                           **kw)
         except (Urllib3Error, OSError) as exc:
-            raise ConnectError(self.server, _reason(exc)) from None
+            raise self._unreachable(exc) from None
+
+    def _unreachable(self, exc: BaseException) -> ConnectError:
+        reason = _reason(exc)
+        if self.config.unreachable_hint and reason == "connection refused":
+            reason += f" ({self.config.unreachable_hint})"
+        return ConnectError(self.server, reason)
 
     def request(
         self,
@@ -288,7 +294,7 @@ class KubeClient:
                         if line.strip():
                             yield _event(line, res)
             except (Urllib3Error, OSError) as exc:
-                raise ConnectError(self.server, _reason(exc)) from None
+                raise self._unreachable(exc) from None
             if buffer.strip():
                 yield _event(buffer, res)
         finally:

@@ -114,16 +114,18 @@ def apply_manifest(store: Store, text: str, source: str = "manifest") -> list[di
     return created
 
 
-def routes(store: Store, token: str | None = None, *, min_interval: float = MIN_INTERVAL,
-           mirror: bool = True) -> list[BaseRoute]:
+def routes(store: Store, token: str | None = None, *, on_change: Callable[[], None] | None = None,
+           min_interval: float = MIN_INTERVAL, mirror: bool = True) -> list[BaseRoute]:
     """The dashboard's routes over ``store``; with a ``token``, requests need it (bearer or cookie).
 
     ``/`` (the app; ``/?token=...`` logs in), ``/dashboard/static/...``, ``/dashboard/logout``,
     ``GET /dashboard/api/{overview,jobs,jobs/<ns>/<name>,pods,podgroups,queues,nodes,topology}``
     and ``POST /dashboard/api/apply``.
 
-    Reads go through a :class:`StoreMirror` (watches instead of a full list per poll) unless ``mirror`` is
-    false; an answer is recomputed at most every ``min_interval`` seconds however many tabs poll.
+    ``on_change`` is called after objects were created through ``POST /dashboard/api/apply`` (as the API
+    server's own hook: wake the cluster driver). Reads go through a :class:`StoreMirror` (watches instead of
+    a full list per poll) unless ``mirror`` is false; an answer is recomputed at most every ``min_interval``
+    seconds however many tabs poll.
     """
     source: Any = StoreMirror(store, data.RESOURCES) if mirror else store
 
@@ -199,8 +201,12 @@ def routes(store: Store, token: str | None = None, *, min_interval: float = MIN_
         try:
             created = await run_in_threadpool(apply_manifest, store, text)
         except ApplyError as err:
+            if err.created and on_change is not None:
+                on_change()
             return JSONResponse({"error": str(err), "created": err.created}, status_code=err.code)
         cache.clear()  # show what was just created on the next poll
+        if on_change is not None:
+            on_change()
         return JSONResponse({"created": created}, status_code=201)
 
     return [
@@ -224,6 +230,7 @@ def routes(store: Store, token: str | None = None, *, min_interval: float = MIN_
     ]
 
 
-def create_app(store: Store, token: str | None = None, *, extra: list[BaseRoute] | None = None) -> Starlette:
-    """A standalone app serving only the dashboard (plus ``extra`` routes, mounted after it)."""
-    return Starlette(routes=[*routes(store, token), *(extra or [])])
+def create_app(store: Store, token: str | None = None, *, on_change: Callable[[], None] | None = None,
+               extra: list[BaseRoute] | None = None) -> Starlette:
+    """A standalone app serving only the dashboard (plus ``extra`` routes, matched after it)."""
+    return Starlette(routes=[*routes(store, token, on_change=on_change), *(extra or [])])

@@ -24,12 +24,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from pumice.store import BadRequest, Conflict, NotFound, Store, StoreError
+from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Store, StoreError
 
 from . import discovery
 from .auth import BearerTokenAuth
 from .openapi import openapi_v2, openapi_v3_document, openapi_v3_index
 from .patch import apply_strategic_merge_patch
+from .protobuf import UnsupportedMediaType, decode_object
 from .resources import ApiResource, ResourceIndex
 from .tables import table_for, wants_table
 from .watch import error_event, stream_events
@@ -43,13 +44,6 @@ _MERGE = "application/merge-patch+json"
 _JSON_PATCH = "application/json-patch+json"
 _STRATEGIC = "application/strategic-merge-patch+json"
 _APPLY = "application/apply-patch+yaml"
-
-
-class UnsupportedMediaType(StoreError):
-    """A request body in an encoding this server does not read (protobuf, CBOR)."""
-
-    code = 415
-    reason = "UnsupportedMediaType"
 
 
 class _Json(JSONResponse):
@@ -94,7 +88,9 @@ class _Api:
         watch_timeout: float,
     ) -> None:
         self.store = store
-        self.index = ResourceIndex(store.resources[name] for name in store.resources)  # type: ignore[attr-defined]
+        registry = getattr(store, "resources", None)
+        infos = DEFAULT_RESOURCES if registry is None else tuple(registry[name] for name in registry)
+        self.index = ResourceIndex(infos)
         self.now = now
         self.on_change = on_change
         self.bookmark_interval = bookmark_interval
@@ -290,6 +286,8 @@ class _Api:
         if not raw:
             raise BadRequest("the request has no body")
         ctype = (request.headers.get("content-type") or "").split(";")[0].strip()
+        if ctype == "application/vnd.kubernetes.protobuf":
+            return decode_object(raw)
         if "protobuf" in ctype or "cbor" in ctype:
             raise UnsupportedMediaType(
                 f"the body of the request was in an unknown format ({ctype}) - accepted media types include: "

@@ -259,11 +259,84 @@ def _namespace_cells(ns: dict[str, Any], now: float) -> list[Any]:
             _age((ns.get("metadata") or {}).get("creationTimestamp"), now)]
 
 
+def _created(obj: dict[str, Any], now: float) -> str:
+    return _age((obj.get("metadata") or {}).get("creationTimestamp"), now)
+
+
+_PRIORITY_CLASS_COLUMNS = (
+    Column("Value", "integer"),
+    Column("Global-Default", "boolean"),
+    Column("Age", "string"),
+    Column("PreemptionPolicy", "string", priority=1),
+)
+
+
+def _priority_class_cells(pc: dict[str, Any], now: float) -> list[Any]:
+    return [pc.get("value", 0), bool(pc.get("globalDefault")), _created(pc, now),
+            pc.get("preemptionPolicy") or "PreemptLowerPriority"]
+
+
+_CONFIGMAP_COLUMNS = (Column("Data", "string"), Column("Age", "string"))
+
+
+def _configmap_cells(cm: dict[str, Any], now: float) -> list[Any]:
+    return [len(cm.get("data") or {}) + len(cm.get("binaryData") or {}), _created(cm, now)]
+
+
+_SECRET_COLUMNS = (Column("Type", "string"), Column("Data", "string"), Column("Age", "string"))
+
+
+def _secret_cells(secret: dict[str, Any], now: float) -> list[Any]:
+    return [secret.get("type") or "Opaque", len(secret.get("data") or {}), _created(secret, now)]
+
+
+#: Events print without a leading Name column (Kubernetes' event printer).
+_EVENT_COLUMNS = (
+    Column("Last Seen", "string"),
+    Column("Type", "string"),
+    Column("Reason", "string"),
+    Column("Object", "string"),
+    Column("Subobject", "string", priority=1),
+    Column("Source", "string", priority=1),
+    Column("Message", "string"),
+    Column("First Seen", "string", priority=1),
+    Column("Count", "integer", priority=1),
+    Column("Name", "string", priority=1, format="name"),
+)
+
+
+def _event_cells(event: dict[str, Any], now: float) -> list[Any]:
+    meta = event.get("metadata") or {}
+    involved = event.get("involvedObject") or {}
+    source = event.get("source") or {}
+    last = event.get("lastTimestamp") or event.get("eventTime") or meta.get("creationTimestamp")
+    first = event.get("firstTimestamp") or event.get("eventTime") or meta.get("creationTimestamp")
+    origin = ", ".join(x for x in (source.get("component") or event.get("reportingComponent"), source.get("host"))
+                       if x)
+    return [
+        _age(last, now),
+        event.get("type") or "",
+        event.get("reason") or "",
+        f"{str(involved.get('kind') or '').lower()}/{involved.get('name') or ''}",
+        involved.get("fieldPath") or "",
+        origin,
+        (event.get("message") or "").strip(),
+        _age(first, now),
+        int(event.get("count") or 1),
+        meta.get("name"),
+    ]
+
+
 _BUILTIN: dict[str, tuple[tuple[Column, ...], Callable[[dict[str, Any], float], list[Any]]]] = {
     "pods": (_POD_COLUMNS, _pod_cells),
     "nodes": (_NODE_COLUMNS, _node_cells),
     "namespaces": (_NAMESPACE_COLUMNS, _namespace_cells),
+    "priorityclasses.scheduling.k8s.io": (_PRIORITY_CLASS_COLUMNS, _priority_class_cells),
+    "configmaps": (_CONFIGMAP_COLUMNS, _configmap_cells),
+    "secrets": (_SECRET_COLUMNS, _secret_cells),
+    "events": (_EVENT_COLUMNS, _event_cells),
 }
+_NO_NAME_COLUMN = frozenset({"events"})
 
 
 def _partial(obj: dict[str, Any]) -> dict[str, Any]:
@@ -288,9 +361,12 @@ def table_for(
         def cells(obj: dict[str, Any], t: float) -> list[Any]:
             return [_crd_cell(c, obj, t) for c in columns]
 
+    named = resource not in _NO_NAME_COLUMN
     rows = []
     for obj in objects:
-        row: dict[str, Any] = {"cells": [(obj.get("metadata") or {}).get("name"), *cells(obj, now)]}
+        row: dict[str, Any] = {"cells": cells(obj, now)}
+        if named:
+            row["cells"].insert(0, (obj.get("metadata") or {}).get("name"))
         if include_object == "Object":
             row["object"] = obj
         elif include_object != "None":
@@ -299,6 +375,7 @@ def table_for(
     table: dict[str, Any] = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {}}
     if resource_version is not None:
         table["metadata"]["resourceVersion"] = resource_version
-    table["columnDefinitions"] = [c.definition() for c in (_NAME, *columns)] if with_columns else []
+    heads = (_NAME, *columns) if named else columns
+    table["columnDefinitions"] = [c.definition() for c in heads] if with_columns else []
     table["rows"] = rows
     return table

@@ -129,10 +129,17 @@ def load_openb(
     nodes: str = "all",
     as_jobs: bool = False,
     limit: int | None = None,
+    compress: float = 1.0,
     namespace: str = "default",
     queue: str = "default",
 ) -> Scenario:
-    """The openb trace as a scenario: ``pods`` names the pod list (default, gpuspec33, ...)."""
+    """The openb trace as a scenario: ``pods`` names the pod list (default, gpuspec33, ...).
+
+    ``compress`` > 1 divides the arrival times (not the run times): the same pods, closer together,
+    a heavier load (the trace at its own pace never runs more than 56 pods at once).
+    """
+    if compress <= 0:
+        raise ScenarioError("--compress", "", f"must be positive, got {compress:g}")
     if nodes not in NODE_FILES:
         raise ScenarioError(str(directory), "nodes", f"use one of {', '.join(NODE_FILES)}")
     node_path = directory / NODE_FILES[nodes]
@@ -147,6 +154,7 @@ def load_openb(
     timeline: list[Action] = []
     make = _as_job if as_jobs else _as_pod
     for at, p in entries:
+        at = at / compress
         objs = make(p)
         if timeline and timeline[-1].at == at:
             timeline[-1].objects.extend(objs)
@@ -154,7 +162,8 @@ def load_openb(
             timeline.append(Action(at, "apply", objs, label="trace"))
     return Scenario(name=f"openb-{pods}", source=str(pod_path), nodes=node_objs, timeline=timeline,
                     gc_finished=not as_jobs,
-                    description=f"openb trace ({len(node_objs)} nodes, {len(entries)} pods from {pod_path.name})")
+                    description=f"openb trace ({len(node_objs)} nodes, {len(entries)} pods from {pod_path.name}"
+                                + (f", arrivals compressed {compress:g}x)" if compress != 1 else ")"))
 
 
 def load_trace(name: str, directory: Path, pods: str = "default", **kwargs: Any) -> Scenario:

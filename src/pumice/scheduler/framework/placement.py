@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from pumice.scheduler.model import TaskInfo
 from pumice.scheduler.resources import EPS
 
 if TYPE_CHECKING:
+    from pumice.scheduler.framework.plugin import BatchScorer
     from pumice.scheduler.framework.session import Session
 
 #: Deepest ladder built at once; longer runs of replicas rebuild it when it runs out.
@@ -96,6 +98,65 @@ class _Ladder:
         return self.cand[c]
 
 
+@dataclass(slots=True)
+class GroupTerms:
+    """A BatchNodeOrderFn score that is a term of the node's *group* (e.g. its HyperNodes): offered
+    by a batch scorer's ``group_terms(task)`` so that replicas may still share a ladder.
+
+    ``group`` maps every node to its group; ``terms()`` gives each group's current term, exactly
+    the value the scorer would add for a node of the group now (it may change whenever a pod is
+    placed anywhere); ``key`` tells tasks apart whose terms differ although their shape is equal.
+    """
+
+    group: np.ndarray
+    terms: Callable[[], np.ndarray]
+    key: object = None
+
+
+class _TermLadder:
+    """A ladder for a shape whose batch score is a :class:`GroupTerms`: a pick is the best
+    candidate by its next level's score plus its group's current term, and is answered only while
+    it provably beats every other feasible node: one not picked keeps its row, so its score is its
+    row's score plus its group's current term, bounded per group by the best such row."""
+
+    __slots__ = ("budget", "cand", "cgroup", "cur", "depth", "expected_changes", "key", "level", "nbest",
+                 "ok", "score", "shape", "subset_key", "terms")
+
+    def __init__(self, shape: tuple, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
+                 depth: int, expected_changes: int, budget: int, terms: GroupTerms, nbest: np.ndarray) -> None:
+        self.shape = shape
+        self.subset_key = subset_key
+        self.cand = cand
+        self.ok = ok  # depth x C
+        self.score = score
+        self.depth = depth
+        self.level = np.zeros(len(cand), dtype=np.int64)
+        self.cur = np.where(ok[0], score[0], -np.inf)
+        self.cgroup = terms.group[cand]
+        self.terms = terms
+        self.key = terms.key
+        #: Per group, the best row score of a feasible node that is not a candidate (-inf: none).
+        self.nbest = nbest
+        self.expected_changes = expected_changes
+        self.budget = budget
+
+    def pick(self) -> int | None:
+        if self.budget <= 0:
+            return None
+        t = self.terms.terms()
+        total = self.cur + t[self.cgroup]
+        c = int(np.argmax(total))  # candidates are in node order: ties go to the lowest index
+        best = total[c]
+        if best == -np.inf or not best > float(np.max(self.nbest + t, initial=-np.inf)):
+            return None
+        self.budget -= 1
+        lv = int(self.level[c]) + 1
+        self.level[c] = lv
+        self.cur[c] = self.score[lv, c] if lv < self.depth and self.ok[lv, c] else -np.inf
+        self.expected_changes += 1
+        return int(self.cand[c])
+
+
 class Placer:
     """Feasibility, scores and the best node for tasks of one session."""
 
@@ -111,7 +172,9 @@ class Placer:
         #: shape -> value of ``nodes.freed`` when it last fitted nowhere.
         self._nofit: dict[tuple, int] = {}
         self._explained: dict[tuple, tuple[int, str]] = {}
-        self._ladder: _Ladder | None = None
+        self._ladder: _Ladder | _TermLadder | None = None
+        #: The batch scorers that answered (not None) in the last ``_batch_scores`` call.
+        self._answered: list[BatchScorer] = []
 
     # --- pieces -------------------------------------------------------------------------------
     def static(self, task: TaskInfo) -> _Static:
@@ -182,11 +245,20 @@ class Placer:
 
     def _batch_scores(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         total = None
+        answered = self._answered = []
         for _, fn in self.batch:
             part = fn(task, idx)
             if part is not None:
                 total = part if total is None else total + part
+                answered.append(fn)
         return total
+
+    def _group_terms(self, task: TaskInfo) -> GroupTerms | None:
+        """The group terms of the one batch scorer that answered last, if it offers them."""
+        if len(self._answered) != 1:
+            return None
+        offer = getattr(self._answered[0], "group_terms", None)
+        return offer(task) if offer is not None else None
 
     # --- public -------------------------------------------------------------------------------
     def node_scores(self, task: TaskInfo) -> np.ndarray:
@@ -217,7 +289,8 @@ class Placer:
         key = id(subset) if subset is not None else 0
         lad = self._ladder
         if (lad is not None and lad.shape is task.shape and lad.subset_key == key
-                and lad.expected_changes == len(self.nodes.changes)):
+                and lad.expected_changes == len(self.nodes.changes)
+                and (type(lad) is _Ladder or self._reused_terms(lad, task))):
             node = lad.pick()
             if node is not None:
                 return Choice(node, True)
@@ -240,34 +313,57 @@ class Placer:
             return Choice(int(idx[cand[0]]), bool(fits_idle[cand[0]]))
         batch = self._batch_scores(task, idx[cand])
         cand_score = score[cand] if batch is None else score[cand] + batch
-        if (batch is None and depth > 1 and fits_idle.any() and safe
+        if (depth > 1 and fits_idle.any() and safe
                 and not self.nodes.releasing.any() and not self.nodes.pipelined.any()):
-            lad = self._build_ladder(task, idx[cand], cand_score, min(depth, MAX_LADDER_DEPTH), key)
-            node = lad.pick()
-            if node is not None:
-                self._ladder = lad
-                return Choice(node, True)
+            terms = None if batch is None else self._group_terms(task)
+            if batch is None or terms is not None:
+                lad = self._build_ladder(task, idx[cand], cand_score, min(depth, MAX_LADDER_DEPTH), key,
+                                         terms, score[cand])
+                node = lad.pick()
+                if node is not None:
+                    self._ladder = lad
+                    return Choice(node, True)
         best = int(np.argmax(cand_score))
         c = cand[best]
         return Choice(int(idx[c]), bool(fits_idle[c]))
 
+    def _reused_terms(self, lad: _Ladder | _TermLadder, task: TaskInfo) -> bool:
+        """A term ladder continues for another task only if that task gets the same terms."""
+        for _, fn in self.batch:
+            offer = getattr(fn, "group_terms", None)
+            terms = offer(task) if offer is not None else None
+            if terms is not None:
+                return terms.key == lad.key  # type: ignore[union-attr]
+        return False
+
     def _build_ladder(self, task: TaskInfo, idx: np.ndarray, score: np.ndarray, depth: int,
-                      key: int) -> _Ladder:
+                      key: int, terms: GroupTerms | None = None,
+                      rows: np.ndarray | None = None) -> _Ladder | _TermLadder:
+        """``score``: full scores of the feasible nodes ``idx``; with ``terms``, ``rows`` holds
+        their row scores (without the group terms)."""
         k = min(depth, len(idx))
+        top = np.arange(len(idx))
         if k < len(idx):
             # top-k by score, ties to the lowest node index (idx is ascending)
             thr = np.partition(score, len(score) - k)[len(score) - k]
             above = np.flatnonzero(score > thr)
             at = np.flatnonzero(score == thr)[: k - len(above)]
             top = np.sort(np.concatenate([above, at]))
-            idx = idx[top]
+        all_idx, idx = idx, idx[top]
         budget = depth
         depth = self._most_replicas(task, idx, depth)
         view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, depth)
         _, fits_idle, lscore = self._dynamic(task, view)
         c = len(idx)
-        return _Ladder(task.shape, key, idx, fits_idle.reshape(depth, c), lscore.reshape(depth, c),
-                       depth, len(self.nodes.changes), budget)
+        if terms is None:
+            return _Ladder(task.shape, key, idx, fits_idle.reshape(depth, c), lscore.reshape(depth, c),
+                           depth, len(self.nodes.changes), budget)
+        others = np.ones(len(all_idx), dtype=bool)
+        others[top] = False
+        nbest = np.full(int(terms.group.max()) + 1 if len(terms.group) else 0, -np.inf)
+        np.maximum.at(nbest, terms.group[all_idx[others]], rows[others])  # type: ignore[index]
+        return _TermLadder(task.shape, key, idx, fits_idle.reshape(depth, c), lscore.reshape(depth, c),
+                           depth, len(self.nodes.changes), budget, terms, nbest)
 
     def _most_replicas(self, task: TaskInfo, idx: np.ndarray, depth: int) -> int:
         """An upper bound on how many replicas any of the nodes ``idx`` can still take (by resources

@@ -15,16 +15,24 @@ from typing import Any
 
 import numpy as np
 
+from pumice.scheduler.framework.placement import GroupTerms
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import TaskInfo
-from pumice.scheduler.resources import CPU, MEMORY, less_equal
-from pumice.scheduler.topology.context import PURPOSE_EVICT, SearchRequest, TopologyContext, topology_of
+from pumice.scheduler.resources import CPU, EPS, MEMORY, less_equal
+from pumice.scheduler.topology.context import (
+    PURPOSE_ALLOCATE,
+    PURPOSE_EVICT,
+    SearchRequest,
+    TopologyContext,
+    topology_of,
+)
 from pumice.scheduler.topology.resources import HyperNodeResources, binpack_scores
 from pumice.scheduler.topology.subjobs import SubJob
 from pumice.scheduler.topology.tree import HyperNodeInfo
 
 MAX_SCORE = 100.0
+_NORMAL_POD = "network-topology-aware/normal-pod"
 
 
 def _int(args: dict[str, Any], key: str, default: int) -> int:
@@ -83,6 +91,10 @@ class _Topo:
         tiers = self.tree.tiers
         self.min_tier, self.max_tier = (tiers[0], tiers[-1]) if tiers else (0, 0)
         self._tier_tables: dict[str, np.ndarray] = {}
+        self._group_cache: tuple[np.ndarray, np.ndarray, list[float], float] | None = None
+        self._score_cache: tuple[tuple[int, bytes], np.ndarray] | None = None
+        #: Bumped on every allocate / deallocate event: HyperNode usage changed.
+        self._version = 0
 
     # --- gradients ------------------------------------------------------------------------------
     def gradient(self, req: SearchRequest, root: HyperNodeInfo, purpose: str) -> list[list[HyperNodeInfo]] | None:
@@ -155,6 +167,42 @@ class _Topo:
                     scores[i] += self._task_num(int(rows[i]), sj.tasks)
         return {h.name: MAX_SCORE * self.weight * float(s) for h, s in zip(candidates, scores, strict=True)}
 
+    def alone_bounds(self, req: SearchRequest, sj: SubJob, candidates: list[HyperNodeInfo]) -> list[float] | None:
+        """For topology allocate's job search: per candidate ``h``, the SubJob's score of ``h``
+        scored alone if the SubJob's gradient inside ``h`` is exactly ``[[h]]``, -inf if it is
+        empty, +inf otherwise; None when the SubJob already runs somewhere (not answered here).
+        The same values as ``gradient`` and ``hypernode_order`` give, for all candidates at once."""
+        if req.allocated_hypernode:
+            return None
+        topo = req.topology
+        n = len(candidates)
+        rows = np.array([h.idx for h in candidates], dtype=np.int64)
+        if topo is None or not topo.constrains or topo.highest_tier is None:
+            eligible = np.ones(n, dtype=bool)
+        else:
+            tiers = np.array([h.tier for h in candidates])
+            need = req.min_resource[:, None]
+            eligible = (tiers <= topo.highest_tier) & (
+                np.all(need - self.res.idle[:, rows] < EPS, axis=0)
+                | np.all(need - self.res.future_idle[:, rows] < EPS, axis=0))
+        request = self.ssn.space.zeros()
+        for t in sj.tasks:
+            request += t.resreq
+        scores = binpack_scores(self.res, rows, request, self.weights)
+        out: list[float] = []
+        for i, hn in enumerate(candidates):
+            if hn.children and topo is not None and topo.constrains:
+                inner = self.gradient(req, hn, PURPOSE_ALLOCATE) or []
+                if not inner:
+                    out.append(-math.inf)
+                elif len(inner) == 1 and len(inner[0]) == 1 and inner[0][0] is hn:
+                    out.append(MAX_SCORE * self.weight * float(scores[i]))
+                else:
+                    out.append(math.inf)
+            else:
+                out.append(MAX_SCORE * self.weight * float(scores[i]) if eligible[i] else -math.inf)
+        return out
+
     # --- node order -----------------------------------------------------------------------------
     def _tier_table(self, allocated: str) -> np.ndarray:
         """Score per HyperNode row for nodes of that (lowest) HyperNode, given the SubJob's HyperNode."""
@@ -199,23 +247,76 @@ class _Topo:
                 score[i] += by_row[row]
         return score
 
-    def _normal_pod(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
-        if not self.normal_pods or not self.tree.tiers:
-            return None
-        per_row = binpack_scores(self.res, np.arange(len(self.tree.rows)), task.resreq, self.weights)
-        total = np.zeros(len(idx))
-        weight_sum = 0.0
-        for tier in range(self.min_tier, self.max_tier + 1):
-            try:
-                w = math.pow(self.fading, tier - 1)
-            except (ValueError, ZeroDivisionError):
-                w = math.inf
-            rows = self.tree.rows_at_tier(tier)[idx]
-            total += w * np.where(rows >= 0, per_row[np.maximum(rows, 0)], 1.0)
-            weight_sum += w
+    # --- normal pods: HyperNode binpacking by tier, as a term of the node's group ------------------
+    def _groups(self) -> tuple[np.ndarray, np.ndarray, list[float], float] | None:
+        """Nodes grouped by their HyperNode at every tier: (node -> group, tiers x groups of rows,
+        tier weights, their sum); None when the weights make no score."""
+        if self._group_cache is None:
+            tiers = range(self.min_tier, self.max_tier + 1)
+            weights: list[float] = []
+            for tier in tiers:
+                try:
+                    weights.append(math.pow(self.fading, tier - 1))
+                except (ValueError, ZeroDivisionError):
+                    weights.append(math.inf)
+            weight_sum = 0.0
+            for w in weights:
+                weight_sum += w
+            table = np.stack([self.tree.rows_at_tier(t) for t in tiers])
+            rows, group = np.unique(table, axis=1, return_inverse=True)
+            self._group_cache = (group.reshape(-1).astype(np.int64), rows, weights, weight_sum)
+        group, rows, weights, weight_sum = self._group_cache
         if not weight_sum > 0 or math.isinf(weight_sum):
             return None
-        return total / weight_sum
+        return self._group_cache
+
+    def _group_scores(self, resreq: np.ndarray) -> np.ndarray:
+        """Per group: Σ_t fading^(t-1) · binpack of the pod in the node's tier-t HyperNode (1 if
+        none) / Σ_t fading^(t-1), times 100 × weight. Cached until the next placement."""
+        key = (self._version, resreq.tobytes())
+        if self._score_cache is not None and self._score_cache[0] == key:
+            return self._score_cache[1]
+        _, rows, weights, weight_sum = self._groups()  # type: ignore[misc]
+        per_row = binpack_scores(self.res, np.arange(len(self.tree.rows)), resreq, self.weights)
+        total = np.zeros(rows.shape[1])
+        for i, w in enumerate(weights):
+            total += w * np.where(rows[i] >= 0, per_row[np.maximum(rows[i], 0)], 1.0)
+        out = total / weight_sum * (MAX_SCORE * self.weight)
+        self._score_cache = (key, out)
+        return out
+
+    def _normal_pod(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
+        if not self.normal_pods or not self.tree.tiers or self._groups() is None:
+            return None
+        group = self._group_cache[0][idx]  # type: ignore[index]
+        if group[0] == group[-1] and (group == group[0]).all():
+            return None  # one group: the same score on every candidate (and on later replicas')
+        return self._group_scores(task.resreq)[group]
+
+    def _is_normal_pod(self, task: TaskInfo) -> bool:
+        job = task.job
+        if job is None:
+            return False
+        sj = self.ctx.job(job).task_subjob.get(task.uid)
+        return sj is None or sj.topology is None
+
+    def group_terms(self, task: TaskInfo) -> GroupTerms | None:
+        """For the placement engine's ladder: a normal pod's score is its node group's term."""
+        if not self.normal_pods or not self.tree.tiers or not self._is_normal_pod(task):
+            return None
+        groups = self._groups()
+        if groups is None:
+            return None
+        resreq = task.resreq
+        return GroupTerms(groups[0], lambda: self._group_scores(resreq), key=_NORMAL_POD)
+
+    def on_allocate(self, task: TaskInfo) -> None:
+        self._version += 1
+        self.res.on_allocate(task)
+
+    def on_deallocate(self, task: TaskInfo) -> None:
+        self._version += 1
+        self.res.on_deallocate(task)
 
     def batch_node_order(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         job = task.job
@@ -224,9 +325,21 @@ class _Topo:
         sj = self.ctx.job(job).task_subjob.get(task.uid)
         if sj is not None and sj.topology is not None:
             score = self._topology_pod(task, sj, idx)
-        else:
-            score = self._normal_pod(task, idx)
-        return None if score is None else score * (MAX_SCORE * self.weight)
+            return None if score is None else score * (MAX_SCORE * self.weight)
+        return self._normal_pod(task, idx)
+
+
+class _BatchNodeOrder:
+    """The plugin's BatchNodeOrderFn, which also offers the placement engine group terms."""
+
+    def __init__(self, topo: _Topo) -> None:
+        self.topo = topo
+
+    def __call__(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
+        return self.topo.batch_node_order(task, idx)
+
+    def group_terms(self, task: TaskInfo) -> GroupTerms | None:
+        return self.topo.group_terms(task)
 
 
 @register_plugin
@@ -237,5 +350,5 @@ class NetworkTopologyAwarePlugin(Plugin):
         topo = _Topo(ssn, topology_of(ssn), self.arguments or {})
         ssn.add("hypernode_gradient", self.name, topo.gradient)
         ssn.add("hypernode_order", self.name, topo.hypernode_order)
-        ssn.add("batch_node_order", self.name, topo.batch_node_order)
-        ssn.add_event_handler(topo.res.on_allocate, topo.res.on_deallocate)
+        ssn.add("batch_node_order", self.name, _BatchNodeOrder(topo))
+        ssn.add_event_handler(topo.on_allocate, topo.on_deallocate)

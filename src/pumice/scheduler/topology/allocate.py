@@ -9,10 +9,12 @@ replayed. Later pods stay under the highest allowed ancestor of the HyperNode al
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pumice.scheduler.framework.statement import ALLOCATE, PIPELINE, Statement
-from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
+from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo, TaskStatus
 from pumice.scheduler.topology.context import (
     PURPOSE_ALLOCATE,
     SearchRequest,
@@ -255,6 +257,159 @@ def _job_sheet(ssn: Session, ctx: TopologyContext, jt: JobTopology, run: object)
     return found[1]
 
 
+@dataclass(slots=True)
+class _JobRun:
+    """One dry run of a job in a HyperNode: its statements stay applied until discarded."""
+
+    stmts: list[Statement]
+    remaining: JobSheet
+    total: float
+    decisions: dict[str, str]
+    #: allocate_subjob calls that placed something (1 for a simple gang: see ``_bounds``).
+    calls: int
+    solution: bool
+
+    def discard(self) -> None:
+        for stmt in reversed(self.stmts):
+            stmt.discard()
+
+
+def _dry_run_job(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet: JobSheet, hn: HyperNodeInfo,
+                 queue: QueueInfo, snapshot: dict[str, str]) -> _JobRun:
+    _reset_fit_errors(jt.job)
+    copy = sheet.clone()
+    stmts: list[Statement] = []
+    total = 0.0
+    decisions: dict[str, str] = {}
+    while not copy.subjobs.empty():
+        sj = copy.subjobs.pop()
+        tasks = copy.sheets[sj.uid]
+        stmt, score = allocate_subjob(ssn, ctx, jt, sj, tasks, hn, queue, decisions)
+        if stmt is not None and len(stmt):
+            stmts.append(stmt)
+            total += score
+            if not tasks.empty():
+                copy.subjobs.push(sj)
+            if job_ready(ssn, jt):
+                break
+    for uid, name in snapshot.items():
+        jt.subjobs[uid].allocated_hypernode = name
+    solution = bool(stmts) and (job_ready(ssn, jt) or job_pipelined(ssn, jt))
+    return _JobRun(stmts, copy, total, decisions, len(stmts), solution)
+
+
+_MUST_RUN, _NO_SOLUTION = math.inf, -math.inf
+
+
+def _bounds(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet: JobSheet,
+            gradient: list[HyperNodeInfo]) -> dict[str, float] | None:
+    """The score each job candidate's dry run would reach if it succeeded, where that is known
+    without the dry run; None when the job is not a simple gang.
+
+    A simple gang (no SubJob policy, one SubJob, no pipelining possible: nothing is releasing or
+    pipelined) places its tasks in one ``allocate_subjob`` call, which ends once the gang is ready.
+    If that SubJob's own gradient inside the candidate is just the candidate, the job's score is
+    the candidate's HyperNode score, taken before any dry run as Volcano takes it after the roll
+    back; if the gradient is empty there is no solution; otherwise the dry run must tell.
+    """
+    if jt.has_policy or len(jt.subjobs) != 1 or len(sheet.sheets) != 1:
+        return None
+    nodes = ssn.nodes
+    if nodes.releasing.any() or nodes.pipelined.any():
+        return None
+    if any(t.status == TaskStatus.PIPELINED for t in jt.job.tasks.values()):
+        return None
+    sj = next(iter(jt.subjobs.values()))
+    request = _request(jt, sj)
+    fast = _alone_bounds(ssn)
+    if fast is not None:
+        found = fast(request, sj, gradient)
+        if found is not None:
+            return {hn.name: bound for hn, bound in zip(gradient, found, strict=True)}
+    out: dict[str, float] = {}
+    for hn in gradient:
+        inner = hypernode_gradients(ssn, request, hn, PURPOSE_ALLOCATE)
+        if not inner:
+            out[hn.name] = _NO_SOLUTION
+        elif len(inner) == 1 and len(inner[0]) == 1 and inner[0][0] is hn:
+            out[hn.name] = hypernode_scores(ssn, sj, [hn])[hn.name]
+        else:
+            out[hn.name] = _MUST_RUN
+    return out
+
+
+def _alone_bounds(ssn: Session) -> Any:
+    """The ``alone_bounds`` of the plugin that owns both the gradient and the (only) order function:
+    the values ``_bounds`` computes, for all candidates at once."""
+    grads, orders = ssn._all("hypernode_gradient"), ssn._all("hypernode_order")
+    owner = getattr(grads[0], "__self__", None) if grads else None
+    if owner is None or len(orders) != 1 or getattr(orders[0], "__self__", None) is not owner:
+        return None
+    return getattr(owner, "alone_bounds", None)
+
+
+def _better(total: float, name: str, best: tuple[float, str] | None) -> bool:
+    return best is None or total > best[0] or (total == best[0] and name < best[1])
+
+
+def _search_gradient(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet: JobSheet,
+                     gradient: list[HyperNodeInfo], queue: QueueInfo,
+                     snapshot: dict[str, str]) -> tuple[str, _JobRun] | None:
+    """The best job HyperNode of one gradient (highest score, then name), its run applied.
+
+    Volcano dry-runs every candidate; when ``_bounds`` knows the scores, candidates are dry-run in
+    score order and those that cannot win are skipped. The job's predicate errors are left as the
+    gradient's last dry run in Volcano's order leaves them (that run is repeated when needed). The
+    best run stays applied while no other dry run follows it; otherwise it is replayed.
+    """
+    bounds = _bounds(ssn, ctx, jt, sheet, gradient)
+    if bounds is None:
+        order = list(gradient)
+    else:
+        position = {hn.name: i for i, hn in enumerate(gradient)}
+        order = sorted(gradient, key=lambda h: (-bounds[h.name], position[h.name]))
+    best: tuple[float, str] | None = None
+    best_run: _JobRun | None = None
+    best_ops: Ops = []
+    applied = False  # whether best_run's statements are still applied
+    last_run = ""
+    exhaustive = bounds is None
+
+    def dry_run(hn: HyperNodeInfo) -> _JobRun:
+        nonlocal applied
+        if applied:
+            best_run.discard()  # type: ignore[union-attr]
+            applied = False
+        return _dry_run_job(ssn, ctx, jt, sheet, hn, queue, snapshot)
+
+    for hn in order:
+        if not exhaustive:
+            bound = bounds[hn.name]  # type: ignore[index]
+            if bound == _NO_SOLUTION or not _better(bound, hn.name, best):
+                continue
+        run = dry_run(hn)
+        last_run = hn.name
+        if (not exhaustive and run.solution and bounds[hn.name] != _MUST_RUN  # type: ignore[index]
+                and (run.calls != 1 or run.total != bounds[hn.name])):  # type: ignore[index]
+            exhaustive = True  # not the simple gang assumed: no candidate may be skipped
+        if run.solution and _better(run.total, hn.name, best):
+            best, best_run, best_ops, applied = (run.total, hn.name), run, _save(run.stmts), True
+        else:
+            run.discard()
+    last = gradient[-1] if gradient else None
+    if last is not None and last_run != last.name:
+        # Leave the job's predicate errors as Volcano's last dry run of the gradient does.
+        if bounds is not None and bounds[last.name] == _NO_SOLUTION:
+            _reset_fit_errors(jt.job)
+        else:
+            dry_run(last).discard()
+    if best is None or best_run is None:
+        return None
+    if not applied:
+        best_run.stmts = [_replay(ssn, best_ops)]
+    return best[1], best_run
+
+
 def allocate_for_job(ssn: Session, job: JobInfo, queue: QueueInfo, run: object = None) -> Statement | None:
     """Volcano ``allocateForJob`` from the cluster top: one statement for the best job HyperNode."""
     ctx = topology_of(ssn)
@@ -264,38 +419,16 @@ def allocate_for_job(ssn: Session, job: JobInfo, queue: QueueInfo, run: object =
         return None
     snapshot = {uid: sj.allocated_hypernode for uid, sj in jt.subjobs.items()}
     for gradient in hypernode_gradients(ssn, _request(jt, None), ctx.tree.top, PURPOSE_ALLOCATE):
-        solutions: dict[str, tuple[Ops, JobSheet, float, dict[str, str]]] = {}
-        for hn in gradient:
-            _reset_fit_errors(job)
-            copy = sheet.clone()
-            stmts: list[Statement] = []
-            total = 0.0
-            decisions: dict[str, str] = {}
-            while not copy.subjobs.empty():
-                sj = copy.subjobs.pop()
-                tasks = copy.sheets[sj.uid]
-                stmt, score = allocate_subjob(ssn, ctx, jt, sj, tasks, hn, queue, decisions)
-                if stmt is not None and len(stmt):
-                    stmts.append(stmt)
-                    total += score
-                    if not tasks.empty():
-                        copy.subjobs.push(sj)
-                    if job_ready(ssn, jt):
-                        break
-            for uid, name in snapshot.items():
-                jt.subjobs[uid].allocated_hypernode = name
-            ops = _save(stmts)
-            if ops and (job_ready(ssn, jt) or job_pipelined(ssn, jt)):
-                solutions[hn.name] = (ops, copy, total, decisions)
-            for stmt in reversed(stmts):
-                stmt.discard()
-        if not solutions:
+        found = _search_gradient(ssn, ctx, jt, sheet, gradient, queue, snapshot)
+        if found is None:
             continue
-        best = min(solutions, key=lambda name: (-solutions[name][2], name))
-        ops, remaining, _, decisions = solutions[best]
-        sheet.take(remaining)
-        ctx.decisions[job.uid] = (best, decisions)
-        return _replay(ssn, ops)
+        best, chosen = found
+        sheet.take(chosen.remaining)
+        ctx.decisions[job.uid] = (best, chosen.decisions)
+        final = Statement(ssn)
+        for stmt in chosen.stmts:
+            final.merge(stmt)
+        return final
     return None
 
 
