@@ -473,3 +473,16 @@ def test_get_watch_prints_a_row_per_change(cluster: Cluster) -> None:
     assert proc.returncode == 0, err
     rows = [line.split() for line in out.splitlines() if line.startswith("watch-b")]
     assert [r[1] for r in rows] == ["3", "4", "4"] and rows[-1][-1] == "(deleted)"
+
+
+def test_describe_pod_says_why_it_is_not_placed(cluster: Cluster) -> None:
+    kc = cluster.client
+    pod = _pod("dp-0", "dp", "qp", None, "Pending")
+    kc.create("pods", pod, "default")
+    message = "0/3 nodes are unavailable: 3 Insufficient cpu."
+    kc.patch("pods", "dp-0", {"status": {"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}]}},
+        "default", subresource="status")
+    out = ok(cluster.run("describe", "pod", "dp-0"))
+    assert out.splitlines()[2:4] == ["Why it waits:", f"  - Unschedulable: {message}"]
+    assert "Job:" in out and " dp\n" in out

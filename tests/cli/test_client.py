@@ -139,3 +139,12 @@ def test_watch_sees_changes(cluster: Cluster) -> None:
     kc.delete(QUEUES, "watched")
     thread.join(10)
     assert events == [("ADDED", "watched"), ("MODIFIED", "watched"), ("DELETED", "watched")]
+
+
+def test_kubeconfig_without_the_kubernetes_package(cluster: Cluster) -> None:
+    from pumice.client.config import load_plain
+
+    config = load_plain(str(cluster.kubeconfig))
+    assert config.kube is None and config.server == cluster.url
+    with KubeClient(config) as kc:  # TLS (CA data or insecure-skip) and the token, from the file alone
+        assert isinstance(kc.list(QUEUES), list)

@@ -179,3 +179,13 @@ def test_tables_use_volcano_printer_columns(api: Api) -> None:
     pods = api.request("GET", PODS, accept=TABLE)[1]
     assert [c["name"] for c in pods["columnDefinitions"]][:6] == ["Name", "Ready", "Status", "Restarts", "Age", "IP"]
     assert pods["rows"][0]["cells"][:4] == ["p", "0/1", "Pending", 0]
+
+
+def test_partial_object_metadata(api: Api) -> None:
+    api.request("POST", PODS, _pod("a", app="x"))
+    accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+    status, body = api.request("GET", PODS, accept=accept)
+    assert status == 200 and body["kind"] == "PartialObjectMetadataList"
+    assert body["items"][0]["metadata"]["labels"] == {"app": "x"} and "spec" not in body["items"][0]
+    one = api.request("GET", f"{PODS}/a", accept="application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")[1]
+    assert one["kind"] == "PartialObjectMetadata" and one["metadata"]["name"] == "a"

@@ -119,3 +119,40 @@ def test_typed_create_commands_send_protobuf_and_work(api: Api) -> None:
     pc = api.store.get("priorityclasses.scheduling.k8s.io", None, "high")
     assert pc["value"] == 1000 and pc["description"] == "urgent"
     assert "team" in api.kubectl("get", "ns").stdout
+
+
+def _versioned_kubectls() -> list[str]:
+    if KUBECTL is None:
+        return []
+    folder = Path(KUBECTL).resolve().parent
+    return sorted(str(p) for p in folder.glob("kubectl.1.*") if p.name in ("kubectl.1.27", "kubectl.1.33"))
+
+
+@pytest.mark.parametrize("binary", _versioned_kubectls() or [pytest.param("", marks=pytest.mark.skip(
+    reason="no versioned kubectl binaries (kubectl.1.27, kubectl.1.33) beside kubectl"))])
+def test_old_and_new_kubectl_validate_and_apply(api: Api, shared: Path, tmp_path: Path, binary: str) -> None:
+    """1.27 validates against /openapi/v2 (protobuf); 1.33 relies on /openapi/v3's fieldValidation."""
+    manifest = tmp_path / "q.yaml"
+    manifest.write_text("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: qx}\n"
+                        "spec: {weight: 1, anything: {goes: here}}\nextraField: 1\n")
+    base = [binary, "--kubeconfig", str(api.kubeconfig), "--cache-dir", str(tmp_path / "cache")]
+    for args in (["apply", "-f", str(manifest)], ["apply", "-f", str(shared / QUICKSTART / "00-cluster.yaml")],
+                 ["apply", "-f", str(manifest)], ["get", "q", "qx", "--no-headers"]):
+        proc = subprocess.run([*base, *args], capture_output=True, text=True, timeout=60, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert api.store.get("queues.scheduling.volcano.sh", None, "qx")["spec"]["anything"] == {"goes": "here"}
+
+
+def test_cordon_taint_and_drain_a_node(api: Api, shared: Path) -> None:
+    api.kubectl("apply", "-f", str(shared / QUICKSTART / "00-cluster.yaml"))
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "w", "namespace": "default"},
+           "spec": {"nodeName": "k3d-agent-0", "containers": [{"name": "c", "image": "busybox"}]}}
+    assert api.request("POST", "/api/v1/namespaces/default/pods", pod)[0] == 201
+    api.kubectl("taint", "node", "k3d-agent-1", "dedicated=gpu:NoSchedule")
+    taints = api.store.get("nodes", None, "k3d-agent-1")["spec"]["taints"]
+    assert taints == [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    out = api.kubectl("drain", "k3d-agent-0", "--force", "--ignore-daemonsets", "--timeout=30s").stdout
+    assert "drained" in out  # typed client: protobuf DeleteOptions
+    assert api.store.get("nodes", None, "k3d-agent-0")["spec"]["unschedulable"] is True
+    assert api.store.list("pods")[0] == []
+    assert "SchedulingDisabled" in api.kubectl("get", "node", "k3d-agent-0").stdout

@@ -145,3 +145,20 @@ def test_builtin_tables_for_events_and_priority_classes() -> None:
     assert table["rows"][0]["cells"][:4] == ["30s", "Warning", "FailedScheduling", "pod/p"]
     pc = {"metadata": {"name": "high"}, "value": 1000}
     assert table_for("priorityclasses.scheduling.k8s.io", [pc], 0)["rows"][0]["cells"][:3] == ["high", 1000, False]
+
+
+def test_openapi_v2_protobuf_encoding() -> None:
+    from pumice.server.openapi import openapi_v2, openapi_v2_protobuf
+    from pumice.server.protobuf import _fields
+
+    doc = openapi_v2(ResourceIndex(DEFAULT_RESOURCES))
+    fields = dict(_fields(openapi_v2_protobuf(doc)))
+    assert fields[1] == b"2.0"
+    definitions = [dict(_fields(entry)) for number, entry in _fields(fields[9]) if number == 1]
+    names = {d[1].decode() for d in definitions}
+    assert names == set(doc["definitions"]) and "sh.volcano.batch.v1alpha1.Job" in names
+    job = dict(_fields(next(d[2] for d in definitions if d[1] == b"sh.volcano.batch.v1alpha1.Job")))
+    assert dict(_fields(job[22]))[1] == b"object"  # type
+    extension = dict(_fields(job[31]))
+    assert extension[1] == b"x-kubernetes-group-version-kind"
+    assert b'"kind": "Job"' in dict(_fields(extension[2]))[2]

@@ -106,6 +106,8 @@ def test_up_down_and_restart_lose_nothing(tmp_path: Path, shared: Path) -> None:
         kubectl(directory, "create", "-f", str(tmp_path / "ns.yaml"))
         again = pumice("up", "--data-dir", str(directory), "--port", str(free_port()), "--background")
         assert again.returncode != 0 and "already running" in again.stderr
+        before = kubectl(directory, "get", "--raw", "/apis/scheduling.volcano.sh/v1beta1/queues").stdout
+        version = json.loads(before)["metadata"]["resourceVersion"]
         down = pumice("down", "--data-dir", str(directory))
         assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr
         assert read_pid_file(directory) is None
@@ -120,6 +122,19 @@ def test_up_down_and_restart_lose_nothing(tmp_path: Path, shared: Path) -> None:
         assert "team" in kubectl(directory, "get", "ns", "-o", "name").stdout
         ages = kubectl(directory, "get", "queues", "-o", "wide").stdout + kubectl(directory, "get", "ns").stdout
         assert "<invalid>" not in ages  # the sped-up clock resumed, it did not go back
+        (tmp_path / "qc.yaml").write_text("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                                          "metadata: {name: queue-c}\nspec: {weight: 1}\n")
+        kubectl(directory, "create", "-f", str(tmp_path / "qc.yaml"))
+        # a watch from a version seen before the restart resumes from the persisted event log
+        token = (directory / "token").read_text().strip()
+        req = urllib.request.Request(
+            f"https://127.0.0.1:{port}/apis/scheduling.volcano.sh/v1beta1/queues?watch=1&resourceVersion={version}"
+            "&timeoutSeconds=1", headers={"Authorization": f"Bearer {token}"})
+        context = ssl.create_default_context(cafile=str(directory / "ca.crt"))
+        with urllib.request.urlopen(req, context=context, timeout=10) as resp:
+            events = [json.loads(line) for line in resp if line.strip()]
+        assert ("ADDED", "queue-c") in [(e["type"], e["object"]["metadata"]["name"]) for e in events]
+        assert all(int(e["object"]["metadata"]["resourceVersion"]) > int(version) for e in events)
     finally:
         pumice("down", "--data-dir", str(directory))
     assert read_pid_file(directory) is None

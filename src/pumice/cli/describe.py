@@ -434,3 +434,52 @@ def queue(
     with failures():
         kc = client(kubeconfig, server, context)
         describe_queue(kc, name)
+
+
+def describe_pod(kc: KubeClient, name: str, namespace: str | None) -> None:
+    from pumice.cli.pods import job_of, queue_of
+
+    pod = kc.get("pods", name, namespace)
+    m, spec, status = meta(pod), pod.get("spec") or {}, pod.get("status") or {}
+    _kv("Name", f"{m.get('namespace')}/{m.get('name')}")
+    _kv("Status", pod_status(pod))
+    scheduled = condition(pod, "PodScheduled")
+    if not spec.get("nodeName") and scheduled and scheduled.get("status") == "False":
+        print("Why it waits:")
+        print(f"  - {scheduled.get('reason') or 'Unschedulable'}: {scheduled.get('message') or 'no message'}")
+    _kv("Node", spec.get("nodeName") or "<none>")
+    _kv("Job", job_of(pod) or "<none>")
+    _kv("Queue", queue_of(pod) or "<none>")
+    _kv("PodGroup", (m.get("annotations") or {}).get("scheduling.k8s.io/group-name") or "<none>")
+    _kv("Scheduler", spec.get("schedulerName") or "default-scheduler")
+    _kv("Priority", spec.get("priority", 0))
+    _kv("Created", f"{m.get('creationTimestamp', '')} ({age(m.get('creationTimestamp'))} ago)")
+    _kv("Ready", f"{pod_ready(pod)}, restarts {pod_restarts(pod)}")
+    print("\nContainers:")
+    print_table(["Name", "Image", "Requests", "Limits"],
+                [[str(c.get("name") or ""), str(c.get("image") or ""),
+                  describe_resources((c.get("resources") or {}).get("requests")),
+                  describe_resources((c.get("resources") or {}).get("limits"))]
+                 for c in spec.get("containers") or []])
+    conditions = status.get("conditions") or []
+    if conditions:
+        print("\nConditions:")
+        print_table(["Type", "Status", "Reason", "Message"],
+                    [[str(c.get("type") or ""), str(c.get("status") or ""), str(c.get("reason") or ""),
+                      str(c.get("message") or "")] for c in conditions])
+    print()
+    print_events(kc, [pod])
+
+
+@app.command("pod")
+def pod(
+    name: Annotated[str, typer.Argument(help="pod name")],
+    namespace: Namespace = None,
+    kubeconfig: Kubeconfig = None,
+    server: Server = None,
+    context: Context = None,
+) -> None:
+    """A pod in detail: why it is not placed (its PodScheduled condition), node, job, queue, containers."""
+    with failures():
+        kc = client(kubeconfig, server, context)
+        describe_pod(kc, name, namespace)

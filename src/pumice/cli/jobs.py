@@ -28,13 +28,14 @@ from pumice.cli.objects import (
     parse_time,
     print_table,
 )
-from pumice.client import KubeClient
+from pumice.client import ApiError, KubeClient
 
 app = typer.Typer(help="Volcano jobs: run, list, view, suspend, resume, delete.", no_args_is_help=True)
 
 JOBS = "jobs.batch.volcano.sh"
 COMMANDS = "commands.bus.volcano.sh"
 JOB_API = "batch.volcano.sh/v1alpha1"
+RECENT_EVENTS = 10
 
 Name = Annotated[str, typer.Option("--name", "-N", help="job name")]
 
@@ -262,9 +263,7 @@ def print_job(kc: KubeClient, job: Obj) -> None:
 
 
 def print_events(kc: KubeClient, objs: list[Obj]) -> None:
-    """``Events:`` of the given objects (by uid or kind/name), oldest first; ``<none>`` when none."""
-    from pumice.client import ApiError
-
+    """``Events:`` of the given objects (by kind and name), oldest first; ``<none>`` when none."""
     rows = []
     for obj in objs:
         m = meta(obj)
@@ -286,9 +285,10 @@ def print_events(kc: KubeClient, objs: list[Obj]) -> None:
     if not rows:
         print("Events: <none>")
         return
-    print("Events:")
     rows.sort(key=lambda r: r[0])
-    print_table(["Type", "Reason", "Age", "From", "Message"], [r for _, r in rows])
+    shown = rows[-RECENT_EVENTS:]
+    print("Events:" if len(shown) == len(rows) else f"Events (the last {len(shown)} of {len(rows)}):")
+    print_table(["Type", "Reason", "Age", "From", "Message"], [r for _, r in shown])
 
 
 @app.command("view")

@@ -61,13 +61,18 @@ def read_pid_file(data_dir: Path) -> dict[str, Any] | None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs and is a pumice process (a pid reused by another program does not count)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # no /proc: trust the pid
+        return True
+    return not cmdline or b"pumice" in cmdline
 
 
 def _continued_clock(data_dir: Path, scale: float) -> Any:

@@ -39,6 +39,12 @@ class ClientConfig:
     auth: Callable[[], dict[str, str]] | None = None
     #: Added to "cannot reach" errors, e.g. "is `pumice up` running?" for pumice's own kubeconfig.
     unreachable_hint: str = ""
+    #: TLS without the ``kubernetes`` package (see :func:`load_plain`): verify, CA, client certificate.
+    verify: bool = True
+    ca_file: str | None = None
+    ca_data: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
 
 
 def candidates(explicit: str | os.PathLike[str] | None = None) -> list[str]:
@@ -96,12 +102,17 @@ def load_config(
         if server and not kubeconfig:
             return ClientConfig(server=server.rstrip("/"), source="--server")
         raise
+    pumice_home = os.environ.get("PUMICE_HOME")
+    own = Path(path).parent.name == ".pumice" or bool(pumice_home and Path(path).parent == Path(pumice_home))
+    hint = "is `pumice up` running?" if own and not server else ""
     try:
         from kubernetes.client import Configuration
         from kubernetes.config import kube_config
         from kubernetes.config.config_exception import ConfigException
-    except ImportError as err:  # pragma: no cover - a dependency problem, not input
-        raise ConfigError(f"the `kubernetes` package is needed to read {path}: {err}") from None
+    except ImportError:  # without the official loader: tokens, certificates and CAs still work
+        config = load_plain(path, context=context, server=server)
+        config.unreachable_hint = hint
+        return config
 
     cfg = Configuration()
     try:
@@ -130,14 +141,96 @@ def load_config(
                 headers[setting["key"]] = setting["value"]
         return headers
 
-    pumice_home = os.environ.get("PUMICE_HOME")
-    own = Path(path).parent.name == ".pumice" or (pumice_home and Path(path).parent == Path(pumice_home))
     return ClientConfig(
-        unreachable_hint="is `pumice up` running?" if own and not server else "",
+        unreachable_hint=hint,
         server=host,
         namespace=namespace,
         source=path,
         context=(chosen or {}).get("name"),
         kube=cfg,
         auth=auth,
+    )
+
+
+def _private_file(data: str, suffix: str) -> str:
+    import atexit
+    import base64
+    import contextlib
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix="pumice-", suffix=suffix)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(base64.b64decode(data))
+
+    def remove() -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+    atexit.register(remove)
+    return name
+
+
+def load_plain(path: str, context: str | None = None, server: str | None = None) -> ClientConfig:
+    """Read a kubeconfig without the ``kubernetes`` package: the first file of ``path`` (``:``-list),
+    its current (or named) context; tokens, token files, client certificates and CAs — no auth plugins."""
+    import yaml
+
+    first = path.split(os.pathsep)[0]
+    try:
+        with open(first, encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"kubeconfig {first}: cannot be read: {err}") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"kubeconfig {first}: not a kubeconfig")
+
+    def named(section: str, name: str | None) -> dict[str, Any]:
+        for item in doc.get(section) or []:
+            if isinstance(item, dict) and item.get("name") == name:
+                return item
+        raise ConfigError(f"kubeconfig {first}: no {section[:-1]} named {name!r}")
+
+    ctx_name = context or doc.get("current-context")
+    ctx = (named("contexts", ctx_name).get("context") or {}) if ctx_name else {}
+    cluster = named("clusters", ctx.get("cluster")).get("cluster") or {} if ctx.get("cluster") else {}
+    user = named("users", ctx.get("user")).get("user") or {} if ctx.get("user") else {}
+    host = str(server or cluster.get("server") or "").rstrip("/")
+    if not host:
+        raise ConfigError(f"kubeconfig {first}: the context names no server")
+    headers: dict[str, str] = {}
+    token = user.get("token")
+    if not token and user.get("tokenFile"):
+        try:
+            token = Path(user["tokenFile"]).read_text(encoding="utf-8").strip()
+        except OSError as err:
+            raise ConfigError(f"kubeconfig {first}: tokenFile: {err}") from None
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    elif user.get("username") and user.get("password"):
+        import base64
+
+        basic = base64.b64encode(f"{user['username']}:{user['password']}".encode()).decode()
+        headers["authorization"] = f"Basic {basic}"
+    elif user.get("exec") or user.get("auth-provider"):
+        raise ConfigError(f"kubeconfig {first}: auth plugins need the `kubernetes` package (pip install kubernetes)")
+    cert = user.get("client-certificate") or (
+        _private_file(user["client-certificate-data"], ".crt") if user.get("client-certificate-data") else None)
+    key = user.get("client-key") or (
+        _private_file(user["client-key-data"], ".key") if user.get("client-key-data") else None)
+    ca_data = None
+    if cluster.get("certificate-authority-data"):
+        import base64
+
+        ca_data = base64.b64decode(cluster["certificate-authority-data"]).decode()
+    return ClientConfig(
+        server=host,
+        namespace=ctx.get("namespace") or "default",
+        source=path,
+        context=ctx_name,
+        headers=headers,
+        verify=not cluster.get("insecure-skip-tls-verify", False),
+        ca_file=cluster.get("certificate-authority"),
+        ca_data=ca_data,
+        cert_file=cert,
+        key_file=key,
     )

@@ -78,7 +78,12 @@ class KubeClient:
             self._insecure = not config.kube.verify_ssl
             self._pool: urllib3.PoolManager = RESTClientObject(config.kube).pool_manager
         else:
-            self._pool = urllib3.PoolManager()
+            self._insecure = not config.verify
+            self._pool = urllib3.PoolManager(
+                cert_reqs=ssl.CERT_REQUIRED if config.verify else ssl.CERT_NONE,
+                ca_certs=config.ca_file, ca_cert_data=config.ca_data,
+                cert_file=config.cert_file, key_file=config.key_file,
+            )
         self.discovery = Discovery(self.get_json)
 
     @classmethod

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pumice.api.quantity import format_quantity
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import ALLOCATED_STATUS, SCHEDULED_STATUS, JobInfo, TaskStatus
-from pumice.scheduler.resources import format_amount
+from pumice.scheduler.resources import MEMORY
 from pumice.scheduler.topology import CLUSTER_TOP, topology_of
 
 
@@ -68,6 +69,13 @@ def podgroup_phase(job: JobInfo) -> str:
     return "Inqueue"
 
 
+def exact_quantity(name: str, value: float) -> str:
+    """A resource amount as an exact Kubernetes quantity (for status fields, not for people)."""
+    if name == MEMORY:
+        return format_quantity(round(value))
+    return format_quantity(round(value), milli=True)
+
+
 def queue_allocated(ssn: Session) -> dict[str, dict[str, str]]:
     """Volcano's ``updateQueueStatus``: what each queue's jobs hold, rolled up to every ancestor;
     ``pods`` counts the allocated pods (the queue admission rules read it)."""
@@ -90,7 +98,7 @@ def queue_allocated(ssn: Session) -> dict[str, dict[str, str]]:
             pods[name] += n
     out: dict[str, dict[str, str]] = {}
     for name, total in totals.items():
-        out[name] = {n: format_amount(n, float(v)) for n, v in zip(space.names, total, strict=True) if v}
+        out[name] = {n: exact_quantity(n, float(v)) for n, v in zip(space.names, total, strict=True) if v}
         if pods[name]:
             out[name]["pods"] = str(pods[name])
     return out

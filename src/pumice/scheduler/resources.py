@@ -73,6 +73,9 @@ def format_amount(name: str, value: float) -> str:
                            ("T", 1000**4), ("G", 1000**3), ("M", 1000**2), ("k", 1000)):
             if v >= size and v % size == 0:
                 return f"{v // size}{unit}"
+        for unit, size in (("Ti", 1024**4), ("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
+            if v >= size:  # not a whole number of any unit: an approximation reads better than bytes
+                return f"{v / size:.1f}{unit}"
         return str(v)
     if value % 1000 == 0:
         return str(int(value // 1000))

@@ -28,11 +28,11 @@ from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Stor
 
 from . import discovery
 from .auth import BearerTokenAuth
-from .openapi import openapi_v2, openapi_v3_document, openapi_v3_index
+from .openapi import OPENAPI_V2_PROTOBUF, openapi_v2, openapi_v2_protobuf, openapi_v3_document, openapi_v3_index
 from .patch import apply_strategic_merge_patch
-from .protobuf import UnsupportedMediaType, decode_object
+from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
 from .resources import ApiResource, ResourceIndex
-from .tables import table_for, wants_table
+from .tables import partial_metadata, table_for, wants_metadata, wants_table
 from .watch import error_event, stream_events
 
 __all__ = ["DEFAULT_BOOKMARK_INTERVAL", "DEFAULT_WATCH_TIMEOUT", "create_app"]
@@ -96,6 +96,7 @@ class _Api:
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout
         self._openapi = openapi_v2(self.index)
+        self._openapi_pb = openapi_v2_protobuf(self._openapi)
 
     # --- discovery ----------------------------------------------------------------------------------------
 
@@ -126,7 +127,7 @@ class _Api:
     async def openapi(self, request: Request) -> Response:
         accept = request.headers.get("accept") or ""
         if "protobuf" in accept and "json" not in accept:
-            return _status(406, "NotAcceptable", "only application/json is served for /openapi/v2")
+            return Response(self._openapi_pb, media_type=OPENAPI_V2_PROTOBUF)
         return _Json(self._openapi)
 
     async def openapi_v3(self, request: Request) -> Response:
@@ -206,10 +207,13 @@ class _Api:
 
     def _respond(self, request: Request, target: _Target, objects: list[dict[str, Any]], rv: str | None,
                  single: dict[str, Any] | None = None) -> Response:
-        if wants_table(request.headers.get("accept")):
+        accept = request.headers.get("accept")
+        if wants_table(accept):
             include = request.query_params.get("includeObject") or "Metadata"
             return _Json(table_for(target.resource.store_name, objects, self.now(), resource_version=rv,
                                    include_object=include))
+        if wants_metadata(accept):
+            return _Json(partial_metadata(objects, rv, single is not None))
         if single is not None:
             return _Json(single)
         r = target.resource
@@ -386,11 +390,19 @@ class _Api:
         rv = None
         uid = None
         if raw:
-            try:
-                options = json.loads(raw)
-            except ValueError:
-                raise BadRequest("DeleteOptions is not valid JSON") from None
-            pre = (options or {}).get("preconditions") or {} if isinstance(options, dict) else {}
+            ctype = (request.headers.get("content-type") or "").split(";")[0].strip()
+            if ctype == "application/vnd.kubernetes.protobuf":
+                options: Any = decode_delete_options(raw)
+            else:
+                try:
+                    options = json.loads(raw)
+                except ValueError:
+                    raise BadRequest("DeleteOptions is not valid JSON") from None
+            if not isinstance(options, dict):
+                raise BadRequest("DeleteOptions must be an object")
+            if options.get("dryRun"):
+                raise BadRequest("dryRun is not supported by this server")
+            pre = options.get("preconditions") or {}
             rv = pre.get("resourceVersion")
             uid = pre.get("uid")
         r = target.resource

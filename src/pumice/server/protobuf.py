@@ -13,7 +13,7 @@ from typing import Any
 
 from pumice.store import StoreError
 
-__all__ = ["MAGIC", "UnsupportedMediaType", "decode_object"]
+__all__ = ["MAGIC", "UnsupportedMediaType", "decode_delete_options", "decode_object"]
 
 MAGIC = b"k8s\x00"
 
@@ -142,6 +142,10 @@ def _message(data: bytes, schema: Schema) -> dict[str, Any]:
                                              else base64.b64encode(raw).decode())
         elif kind == "bool":
             out[name] = bool(value)
+        elif kind == "int64":
+            if not isinstance(value, int):
+                raise UnsupportedMediaType(f"protobuf: {name} is not an integer")
+            out[name] = value - (1 << 64) if value >= 1 << 63 else value
         elif kind == "int32":
             if not isinstance(value, int):
                 raise UnsupportedMediaType(f"protobuf: {name} is not an integer")
@@ -169,3 +173,22 @@ def decode_object(body: bytes) -> dict[str, Any]:
             f"for {known} only) - accepted media types include: application/json, application/yaml"
         )
     return {"apiVersion": api_version, "kind": kind, **_message(raw, schema)}
+
+
+_DELETE_OPTIONS: Schema = {
+    1: ("gracePeriodSeconds", "int64"),
+    2: ("preconditions", {1: ("uid", "string"), 2: ("resourceVersion", "string")}),
+    3: ("orphanDependents", "bool"),
+    4: ("propagationPolicy", "string"),
+    5: ("dryRun", "repeated_string"),
+}
+
+
+def decode_delete_options(body: bytes) -> dict[str, Any]:
+    """A protobuf ``DeleteOptions`` (what typed clients such as ``kubectl drain`` send with DELETE)."""
+    if not body.startswith(MAGIC):
+        raise UnsupportedMediaType("a protobuf body must start with the k8s magic number")
+    raw = dict(_fields(body[len(MAGIC):])).get(2, b"")
+    if not isinstance(raw, bytes):
+        raise UnsupportedMediaType("malformed protobuf envelope")
+    return _message(raw, _DELETE_OPTIONS)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-__all__ = ["TABLE_MEDIA", "human_duration", "table_for", "wants_table"]
+__all__ = ["TABLE_MEDIA", "human_duration", "partial_metadata", "table_for", "wants_metadata", "wants_table"]
 
 TABLE_MEDIA = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
@@ -26,6 +26,23 @@ def wants_table(accept: str | None) -> bool:
         if params.get("as") == "Table" and params.get("g") == "meta.k8s.io":
             return True
     return False
+
+
+def wants_metadata(accept: str | None) -> bool:
+    """Whether an ``Accept`` header asks for ``PartialObjectMetadata`` (or its List), as metadata clients do."""
+    if not accept:
+        return False
+    first = accept.split(",")[0]
+    return "as=PartialObjectMetadata" in first and "g=meta.k8s.io" in first
+
+
+def partial_metadata(objects: list[dict[str, Any]], resource_version: str | None, single: bool) -> dict[str, Any]:
+    """Objects reduced to ``PartialObjectMetadata`` (one, or a ``PartialObjectMetadataList``)."""
+    items = [_partial(obj) for obj in objects]
+    if single:
+        return items[0]
+    return {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+            "metadata": {"resourceVersion": resource_version or ""}, "items": items}
 
 
 def human_duration(seconds: float) -> str:

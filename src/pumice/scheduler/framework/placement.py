@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 #: Deepest ladder built at once; longer runs of replicas rebuild it when it runs out.
 MAX_LADDER_DEPTH = 64
+#: Most candidates of a ladder whose batch score is a group term (whole groups of the best nodes).
+GROUP_LADDER_NODES = 256
 
 
 @dataclass(slots=True)
@@ -349,6 +351,13 @@ class Placer:
             above = np.flatnonzero(score > thr)
             at = np.flatnonzero(score == thr)[: k - len(above)]
             top = np.sort(np.concatenate([above, at]))
+        if terms is not None and len(top) < len(idx):
+            # Whole groups of the best nodes: their group terms rise together as replicas land,
+            # so a node left out of such a group would soon stop the ladder (see _TermLadder).
+            group = terms.group[idx]
+            mates = np.flatnonzero(np.isin(group, group[top]))
+            if len(mates) <= GROUP_LADDER_NODES:
+                top = mates
         all_idx, idx = idx, idx[top]
         budget = depth
         depth = self._most_replicas(task, idx, depth)

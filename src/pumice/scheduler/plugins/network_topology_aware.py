@@ -19,7 +19,7 @@ from pumice.scheduler.framework.placement import GroupTerms
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import TaskInfo
-from pumice.scheduler.resources import CPU, EPS, MEMORY, less_equal
+from pumice.scheduler.resources import CPU, EPS, MEMORY
 from pumice.scheduler.topology.context import (
     PURPOSE_ALLOCATE,
     PURPOSE_EVICT,
@@ -27,7 +27,7 @@ from pumice.scheduler.topology.context import (
     TopologyContext,
     topology_of,
 )
-from pumice.scheduler.topology.resources import HyperNodeResources, binpack_scores
+from pumice.scheduler.topology.resources import HyperNodeResources, binpack_score_rows, binpack_scores
 from pumice.scheduler.topology.subjobs import SubJob
 from pumice.scheduler.topology.tree import HyperNodeInfo
 
@@ -92,9 +92,11 @@ class _Topo:
         self.min_tier, self.max_tier = (tiers[0], tiers[-1]) if tiers else (0, 0)
         self._tier_tables: dict[str, np.ndarray] = {}
         self._group_cache: tuple[np.ndarray, np.ndarray, list[float], float] | None = None
-        self._score_cache: tuple[tuple[int, bytes], np.ndarray] | None = None
-        #: Bumped on every allocate / deallocate event: HyperNode usage changed.
-        self._version = 0
+        self._group_parts: list[tuple[float, np.ndarray, np.ndarray]] = []
+        #: Per pod request: (len(_changed) when computed, per-HyperNode scores, per-group scores).
+        self._score_cache: dict[bytes, tuple[int, np.ndarray, np.ndarray]] = {}
+        #: Nodes of every allocate / deallocate event: their HyperNodes' usage changed.
+        self._changed: list[int] = []
 
     # --- gradients ------------------------------------------------------------------------------
     def gradient(self, req: SearchRequest, root: HyperNodeInfo, purpose: str) -> list[list[HyperNodeInfo]] | None:
@@ -116,9 +118,10 @@ class _Topo:
         eligible: dict[int, list[HyperNodeInfo]] = {}
         queue = deque([search_root])
         seen = {search_root.name}
+        ok = self._eligible_rows(req, purpose)
         while queue:
             hn = queue.popleft()
-            if hn.tier <= limit and self._eligible(hn, req, purpose):
+            if hn.tier <= limit and ok[hn.idx]:
                 eligible.setdefault(hn.tier, []).append(hn)
             for child in hn.children:
                 if child not in seen and child in tree.infos:
@@ -127,13 +130,15 @@ class _Topo:
         result = [sorted(eligible[t], key=lambda h: h.name) for t in sorted(eligible)]
         return self._evict_order(result) if purpose == PURPOSE_EVICT else result
 
-    def _eligible(self, hn: HyperNodeInfo, req: SearchRequest, purpose: str) -> bool:
+    def _eligible_rows(self, req: SearchRequest, purpose: str) -> np.ndarray:
+        """Per HyperNode row: may it be a candidate for ``req`` (resources: Volcano ``LessEqual``)?"""
+        n = len(self.tree.rows)
         if req.allocated_hypernode:
-            return True  # no resource pre-filter once part of the job runs
-        need = req.min_resource
+            return np.ones(n, dtype=bool)  # no resource pre-filter once part of the job runs
+        need = req.min_resource[:, None]
         if purpose == PURPOSE_EVICT:
-            return less_equal(need, self.res.allocatable[:, hn.idx])
-        return less_equal(need, self.res.idle[:, hn.idx]) or less_equal(need, self.res.future_idle[:, hn.idx])
+            return np.all(need - self.res.allocatable < EPS, axis=0)
+        return np.all(need - self.res.idle < EPS, axis=0) | np.all(need - self.res.future_idle < EPS, axis=0)
 
     def _evict_order(self, gradients: list[list[HyperNodeInfo]]) -> list[list[HyperNodeInfo]]:
         """Widest domains first, at most ``hypernode.gradient.evict.max-hypernodes`` in all."""
@@ -265,6 +270,8 @@ class _Topo:
             table = np.stack([self.tree.rows_at_tier(t) for t in tiers])
             rows, group = np.unique(table, axis=1, return_inverse=True)
             self._group_cache = (group.reshape(-1).astype(np.int64), rows, weights, weight_sum)
+            #: Per tier: (weight, group has a HyperNode at the tier, its row or 0).
+            self._group_parts = [(w, rows[i] >= 0, np.maximum(rows[i], 0)) for i, w in enumerate(weights)]
         group, rows, weights, weight_sum = self._group_cache
         if not weight_sum > 0 or math.isinf(weight_sum):
             return None
@@ -272,17 +279,30 @@ class _Topo:
 
     def _group_scores(self, resreq: np.ndarray) -> np.ndarray:
         """Per group: Σ_t fading^(t-1) · binpack of the pod in the node's tier-t HyperNode (1 if
-        none) / Σ_t fading^(t-1), times 100 × weight. Cached until the next placement."""
-        key = (self._version, resreq.tobytes())
-        if self._score_cache is not None and self._score_cache[0] == key:
-            return self._score_cache[1]
-        _, rows, weights, weight_sum = self._groups()  # type: ignore[misc]
-        per_row = binpack_scores(self.res, np.arange(len(self.tree.rows)), resreq, self.weights)
-        total = np.zeros(rows.shape[1])
-        for i, w in enumerate(weights):
-            total += w * np.where(rows[i] >= 0, per_row[np.maximum(rows[i], 0)], 1.0)
+        none) / Σ_t fading^(t-1), times 100 × weight. Per request, HyperNode scores are kept and
+        only those of HyperNodes whose usage changed since are recomputed."""
+        key = resreq.tobytes()
+        cached = self._score_cache.get(key)
+        log = self._changed
+        if cached is not None and cached[0] == len(log):
+            return cached[2]
+        if cached is None or len(log) - cached[0] > 32:
+            per_row = binpack_scores(self.res, np.arange(len(self.tree.rows)), resreq, self.weights)
+        else:
+            per_row = cached[1]
+            new = log[cached[0]:]
+            if len(new) == 1:
+                dirty = self.res.rows_of_node(new[0]).tolist()
+            else:
+                dirty = np.unique(np.concatenate([self.res.rows_of_node(n) for n in new])).tolist()
+            if dirty:
+                per_row[dirty] = binpack_score_rows(self.res, dirty, resreq, self.weights)
+        total = np.zeros(self._group_cache[1].shape[1])  # type: ignore[index]
+        for w, valid, clipped in self._group_parts:
+            total += w * np.where(valid, per_row[clipped], 1.0)
+        weight_sum = self._group_cache[3]  # type: ignore[index]
         out = total / weight_sum * (MAX_SCORE * self.weight)
-        self._score_cache = (key, out)
+        self._score_cache[key] = (len(log), per_row, out)
         return out
 
     def _normal_pod(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
@@ -311,12 +331,14 @@ class _Topo:
         return GroupTerms(groups[0], lambda: self._group_scores(resreq), key=_NORMAL_POD)
 
     def on_allocate(self, task: TaskInfo) -> None:
-        self._version += 1
-        self.res.on_allocate(task)
+        node = self.res.on_allocate(task)
+        if node >= 0:
+            self._changed.append(node)
 
     def on_deallocate(self, task: TaskInfo) -> None:
-        self._version += 1
-        self.res.on_deallocate(task)
+        node = self.res.on_deallocate(task)
+        if node >= 0:
+            self._changed.append(node)
 
     def batch_node_order(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         job = task.job

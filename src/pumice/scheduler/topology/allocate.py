@@ -348,6 +348,10 @@ def _alone_bounds(ssn: Session) -> Any:
     return getattr(owner, "alone_bounds", None)
 
 
+def _none_pending(jt: JobTopology) -> bool:
+    return all(t.status != TaskStatus.PENDING for t in jt.job.tasks.values())
+
+
 def _better(total: float, name: str, best: tuple[float, str] | None) -> bool:
     return best is None or total > best[0] or (total == best[0] and name < best[1])
 
@@ -397,8 +401,9 @@ def _search_gradient(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet:
         else:
             run.discard()
     last = gradient[-1] if gradient else None
-    if last is not None and last_run != last.name:
-        # Leave the job's predicate errors as Volcano's last dry run of the gradient does.
+    if last is not None and last_run != last.name and not (applied and _none_pending(jt)):
+        # Leave the job's predicate errors as Volcano's last dry run of the gradient does (not
+        # needed once the chosen placement leaves no pod of the job pending: nothing reads them).
         if bounds is not None and bounds[last.name] == _NO_SOLUTION:
             _reset_fit_errors(jt.job)
         else:
