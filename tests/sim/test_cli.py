@@ -133,3 +133,14 @@ def test_bad_scenario_names_file_and_field(write: Write) -> None:
     assert result.exit_code == 2
     assert result.stderr.strip() == f"error: {bad}: timeline[0].at: not a duration: 'soon' (use seconds or a Go " \
                                     "duration like 5m, 1h30m)"
+
+
+@needs_controllers
+def test_node_failure_example_restarts_the_gang() -> None:
+    data = run_json(str(REPO / "examples" / "sim" / "node-failure.yaml"))
+    train = next(j for j in data["jobs"] if j["name"] == "train")
+    first, second = train["pods"][:4], train["pods"][4:]
+    assert [p["phase"] for p in first] == ["Deleted"] * 4 and {p["end"] for p in first} == {1800.0}  # drain
+    # back once worker-0 is uncordoned (60m) and worker-1 recovered (90m): the gang needs all four nodes
+    assert {p["start"] for p in second} == {5400.0} and {p["phase"] for p in second} == {"Succeeded"}
+    assert train["phase"] == "Completed" and train["finished"] == 5400 + 7200

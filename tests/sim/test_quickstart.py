@@ -139,7 +139,9 @@ def test_06_depends_on(quickstart: Path) -> None:
     a, b = pods["workflow-job-task-a-0"], pods["workflow-job-task-b-0"]
     assert a["end"] - a["start"] == pytest.approx(100)
     assert b["end"] - b["start"] == pytest.approx(20)
-    created_b = result.recorder.pods["default/workflow-job-task-b-0"].created
+    record_b = result.recorder.pod("default/workflow-job-task-b-0")
+    assert record_b is not None
+    created_b = record_b.created
     assert created_b >= a["end"] and b["start"] >= a["end"]
     assert row["phase"] == "Completed"
     assert row["finished"] >= b["end"]

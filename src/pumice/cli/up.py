@@ -281,6 +281,7 @@ def up(
         signal.signal(sig, _signal)
     print(f"pumice is up at {plane.url} (data {directory}, time scale {time_scale}); "
           f"export KUBECONFIG={plane.kubeconfig}", flush=True)
+    print(f"dashboard: {plane.url}/?token={(directory / 'token').read_text().strip()}", flush=True)
     try:
         while not done.wait(0.5):
             pass

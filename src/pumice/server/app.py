@@ -22,7 +22,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp
 
 from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Store, StoreError
 
@@ -485,6 +486,7 @@ def create_app(
     on_change: Callable[[], None] | None = None,
     bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
     watch_timeout: float = DEFAULT_WATCH_TIMEOUT,
+    dashboard: bool = True,
 ) -> Any:
     """An ASGI app serving ``store`` as a Kubernetes API server.
 
@@ -513,6 +515,13 @@ def create_app(
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     app.state.api = api
-    if token is not None:
-        return BearerTokenAuth(app, token)
-    return app
+    inner: ASGIApp = BearerTokenAuth(app, token) if token is not None else app
+    if not dashboard:
+        return inner
+    # The dashboard checks the token itself (bearer header or its login cookie), so it sits in
+    # front of the API's bearer-only guard.
+    from pumice.dashboard import routes as dashboard_routes
+
+    outer = Starlette(routes=[*dashboard_routes(store, token, on_change=on_change), Mount("", app=inner)])
+    outer.state.api = api
+    return outer

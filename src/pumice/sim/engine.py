@@ -26,7 +26,7 @@ from .scenario import Action, Scenario
 
 __all__ = ["SimResult", "fragmentation", "run_scenario"]
 
-#: How many evenly spaced fragmentation samples a run takes.
+#: How many evenly spaced fragmentation samples a run takes (between this and twice as many).
 SAMPLES = 400
 
 
@@ -95,15 +95,14 @@ def _act(cluster: Cluster, action: Action, errors: list[str]) -> None:
 
 def _gc(cluster: Cluster, rec: Recorder) -> None:
     """Delete finished plain pods, and their PodGroup once all its pods are gone (trace semantics)."""
-    for key in rec.take_finished():
-        ns, name = key.split("/", 1)
+    for uid in rec.take_finished():
+        prec = rec.pods[uid]
         with contextlib.suppress(StoreError):
-            cluster.store.delete("pods", ns, name)
-        prec = rec.pods.get(key)
-        job = rec.jobs.get(prec.job) if prec is not None else None
+            cluster.store.delete("pods", prec.namespace, prec.name)
+        job = rec.jobs.get(prec.job)
         if job is not None and job.kind == "PodGroup" and all(rec.pods[p].end is not None for p in job.pods):
             with contextlib.suppress(StoreError):
-                cluster.store.delete("podgroups.scheduling.volcano.sh", ns, job.name)
+                cluster.store.delete("podgroups.scheduling.volcano.sh", prec.namespace, job.name)
 
 
 def run_scenario(scenario: Scenario, progress: Callable[[float], None] | None = None) -> SimResult:
@@ -140,9 +139,15 @@ def run_scenario(scenario: Scenario, progress: Callable[[float], None] | None = 
         nxt = min(due) if due else None
         stop = nxt is None or nxt > limit
         target = (limit if math.isfinite(limit) else now) if stop else max(nxt, now)
-        while next_sample + t0 <= target and (next_sample + t0 < target or stop):
-            frag.append((next_sample, fragmentation(rec)))
-            next_sample += every
+        if next_sample + t0 < target or (stop and next_sample + t0 <= target):
+            value = fragmentation(rec)  # the state holds still until ``target``
+            while next_sample + t0 < target or (stop and next_sample + t0 <= target):
+                frag.append((next_sample, value))
+                next_sample += every
+                if len(frag) > 2 * SAMPLES:  # a run longer than foreseen: halve the resolution
+                    frag = frag[::2]
+                    every *= 2
+                    next_sample = frag[-1][0] + every
         if stop:
             if target > now:
                 clock.advance_to(target)

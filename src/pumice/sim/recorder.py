@@ -105,7 +105,8 @@ class Recorder:
         self.store = store
         self.clock = clock
         self.t0 = t0
-        self.pods: dict[str, PodRecord] = {}
+        self.pods: dict[str, PodRecord] = {}  # by uid: every incarnation of a pod name has its own record
+        self.latest: dict[str, str] = {}  # "ns/name" -> uid of its latest incarnation
         self.jobs: dict[tuple[str, str, str], JobRecord] = {}
         self.groups: dict[str, JobRecord] = {}  # "ns/pg" -> the record of that PodGroup
         self.node_index: dict[str, int] = {}
@@ -141,7 +142,13 @@ class Recorder:
         if changed:
             self._snapshot(t)
 
+    def pod(self, key: str) -> PodRecord | None:
+        """The latest incarnation of pod ``namespace/name``."""
+        uid = self.latest.get(key)
+        return None if uid is None else self.pods[uid]
+
     def take_finished(self) -> list[str]:
+        """uids of the plain pods (not a Volcano Job's) that finished since the last call."""
         done, self.finished_plain = self.finished_plain, []
         return done
 
@@ -231,16 +238,16 @@ class Recorder:
         meta = _meta(pod)
         ns = meta.get("namespace") or "default"
         name = str(meta.get("name"))
-        key = f"{ns}/{name}"
-        rec = self.pods.get(key)
-        if rec is None or (ev.type == "ADDED" and rec.deleted is not None):
+        uid = str(meta.get("uid") or f"{ns}/{name}")
+        rec = self.pods.get(uid)
+        if rec is None:  # a new pod, or a new incarnation of a name (a restarted job's pod)
             job = self._job_of(pod, ns, name)
             if job.submitted is None:
                 job.submitted = t
             rec = PodRecord(ns, name, job.key, pod_vector(pod), t, queue=job.queue)
-            if key not in job.pods:
-                job.pods.append(key)
-            self.pods[key] = rec
+            job.pods.append(uid)
+            self.pods[uid] = rec
+            self.latest[f"{ns}/{name}"] = uid
             self.shapes[rec.vector.tobytes()] += 1
         node = (pod.get("spec") or {}).get("nodeName") or ""
         phase = (pod.get("status") or {}).get("phase") or "Pending"
@@ -254,13 +261,15 @@ class Recorder:
         ended = ev.type == "DELETED" or phase in ("Succeeded", "Failed")
         if ev.type == "DELETED":
             rec.deleted = t
+            if rec.phase not in ("Succeeded", "Failed"):
+                rec.phase = "Deleted"  # evicted or deleted before it ended
         else:
             rec.phase = phase
         if ended and rec.end is None and (rec.node or ev.type == "DELETED"):
             rec.end = t
             job = self.jobs.get(rec.job)
             if phase in ("Succeeded", "Failed") and job is not None and job.kind != "Job":
-                self.finished_plain.append(key)
+                self.finished_plain.append(uid)
         holding = bool(rec.node) and rec.end is None
         if holding == bool(was_holding):
             return False

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 #: Deepest ladder built at once; longer runs of replicas rebuild it when it runs out.
 MAX_LADDER_DEPTH = 64
 #: Most candidates of a ladder whose batch score is a group term (whole groups of the best nodes).
-GROUP_LADDER_NODES = 256
+GROUP_LADDER_NODES = 128
 
 
 @dataclass(slots=True)

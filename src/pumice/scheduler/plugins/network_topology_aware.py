@@ -91,8 +91,10 @@ class _Topo:
         tiers = self.tree.tiers
         self.min_tier, self.max_tier = (tiers[0], tiers[-1]) if tiers else (0, 0)
         self._tier_tables: dict[str, np.ndarray] = {}
+        #: Per HyperNode row: the rows of its subtree by (tier, name), and their tiers.
+        self._subtrees: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._group_cache: tuple[np.ndarray, np.ndarray, list[float], float] | None = None
-        self._group_parts: list[tuple[float, np.ndarray, np.ndarray]] = []
+        self._group_parts: list[tuple[float, np.ndarray | None, np.ndarray]] = []
         #: Per pod request: (len(_changed) when computed, per-HyperNode scores, per-group scores).
         self._score_cache: dict[bytes, tuple[int, np.ndarray, np.ndarray]] = {}
         #: Nodes of every allocate / deallocate event: their HyperNodes' usage changed.
@@ -115,10 +117,13 @@ class _Topo:
                 search_root = tree.infos[top]
             elif lca != top:
                 return None  # the job's domain and the caller's do not intersect
+        ok = self._eligible_rows(req, purpose)
+        if tree.ready:
+            result = self._gradient_rows(search_root, limit, ok)
+            return self._evict_order(result) if purpose == PURPOSE_EVICT else result
         eligible: dict[int, list[HyperNodeInfo]] = {}
         queue = deque([search_root])
         seen = {search_root.name}
-        ok = self._eligible_rows(req, purpose)
         while queue:
             hn = queue.popleft()
             if hn.tier <= limit and ok[hn.idx]:
@@ -129,6 +134,29 @@ class _Topo:
                     queue.append(tree.infos[child])
         result = [sorted(eligible[t], key=lambda h: h.name) for t in sorted(eligible)]
         return self._evict_order(result) if purpose == PURPOSE_EVICT else result
+
+    def _gradient_rows(self, root: HyperNodeInfo, limit: int, ok: np.ndarray) -> list[list[HyperNodeInfo]]:
+        """The BFS of ``gradient`` on a consistent tree, with arrays: the HyperNodes under ``root``
+        (itself included) of tier <= ``limit`` that ``ok`` admits, by tier, each tier by name."""
+        found = self._subtrees.get(root.idx)
+        if found is None:
+            rows = self.tree.rows
+            under = [h for h in rows if root.name in h.ancestors]
+            under.sort(key=lambda h: (h.tier, h.name))
+            found = self._subtrees[root.idx] = (np.array([h.idx for h in under], dtype=np.int64),
+                                                np.array([h.tier for h in under], dtype=np.int64))
+        idx, tiers = found
+        keep = np.flatnonzero((tiers <= limit) & ok[idx])
+        out: list[list[HyperNodeInfo]] = []
+        last = None
+        rows = self.tree.rows
+        for i in keep.tolist():
+            tier = int(tiers[i])
+            if tier != last:
+                out.append([])
+                last = tier
+            out[-1].append(rows[int(idx[i])])
+        return out
 
     def _eligible_rows(self, req: SearchRequest, purpose: str) -> np.ndarray:
         """Per HyperNode row: may it be a candidate for ``req`` (resources: Volcano ``LessEqual``)?"""
@@ -271,7 +299,9 @@ class _Topo:
             rows, group = np.unique(table, axis=1, return_inverse=True)
             self._group_cache = (group.reshape(-1).astype(np.int64), rows, weights, weight_sum)
             #: Per tier: (weight, group has a HyperNode at the tier, its row or 0).
-            self._group_parts = [(w, rows[i] >= 0, np.maximum(rows[i], 0)) for i, w in enumerate(weights)]
+            #: (valid None: every group has one, where() would change nothing.)
+            self._group_parts = [(w, None if (rows[i] >= 0).all() else rows[i] >= 0, np.maximum(rows[i], 0))
+                                 for i, w in enumerate(weights)]
         group, rows, weights, weight_sum = self._group_cache
         if not weight_sum > 0 or math.isinf(weight_sum):
             return None
@@ -299,7 +329,7 @@ class _Topo:
                 per_row[dirty] = binpack_score_rows(self.res, dirty, resreq, self.weights)
         total = np.zeros(self._group_cache[1].shape[1])  # type: ignore[index]
         for w, valid, clipped in self._group_parts:
-            total += w * np.where(valid, per_row[clipped], 1.0)
+            total += w * (per_row[clipped] if valid is None else np.where(valid, per_row[clipped], 1.0))
         weight_sum = self._group_cache[3]  # type: ignore[index]
         out = total / weight_sum * (MAX_SCORE * self.weight)
         self._score_cache[key] = (len(log), per_row, out)

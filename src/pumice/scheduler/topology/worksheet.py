@@ -18,27 +18,34 @@ SubJobLess = Callable[[SubJob, SubJob], bool]
 
 
 class TaskSheet:
-    """One SubJob's pending tasks (task order) and how many of each shape remain."""
+    """One SubJob's pending tasks (task order) and how many of each shape remain.
 
-    def __init__(self, tasks: PriorityQueue[TaskInfo], shapes: Counter[tuple]) -> None:
+    Tasks are only taken from the front and task order is total (UIDs break ties), so a sorted
+    list and a cursor serve as Volcano's task queue; a clone (a dry run) shares the list.
+    """
+
+    def __init__(self, tasks: list[TaskInfo], shapes: Counter[tuple], start: int = 0) -> None:
         self.tasks = tasks
         self.shapes = shapes
+        self.next = start
 
     def pop(self) -> TaskInfo:
-        task = self.tasks.pop()
+        task = self.tasks[self.next]
+        self.next += 1
         self.shapes[task.shape] -= 1
         return task
 
     def empty(self) -> bool:
-        return self.tasks.empty()
+        return self.next >= len(self.tasks)
 
     def clone(self) -> TaskSheet:
-        return TaskSheet(self.tasks.clone(), Counter(self.shapes))
+        return TaskSheet(self.tasks, Counter(self.shapes), self.next)
 
     def take(self, other: TaskSheet) -> None:
         """Volcano ``ShallowCopyFrom``: continue from another (dry-run) copy."""
         self.tasks = other.tasks
         self.shapes = other.shapes
+        self.next = other.next
 
 
 class JobSheet:
@@ -121,7 +128,8 @@ def build_job_sheet(ssn: Session, jt: JobTopology) -> JobSheet:
         tasks = [t for t in sj.tasks if _schedulable(t)]
         if not tasks:
             continue
-        sheets[sj.uid] = TaskSheet(PriorityQueue(ssn.task_order_less, tasks), Counter(t.shape for t in tasks))
+        tasks.sort(key=cmp_to_key(ssn.task_order_cmp))
+        sheets[sj.uid] = TaskSheet(tasks, Counter(t.shape for t in tasks))
         subjobs.push(sj)
     return JobSheet(subjobs, sheets)
 
