@@ -273,3 +273,106 @@ def test_tree_is_kept_while_nodes_and_hypernodes_are_unchanged() -> None:
     state.hypernodes = list(state.hypernodes[:-1])  # the spine is gone
     second = topology_of(Session(state, CONF)).tree
     assert second is not first and "spine" not in second.infos
+
+
+# --- exact shortcuts: the same decisions as Volcano's exhaustive search ---------------------------
+def _random_cluster(seed: int) -> list[dict[str, Any]]:
+    """Leaves of 1-5 nodes under spines under fabrics (discovered from labels), mixed gangs: hard
+    tier 1/2/3, soft, SubGroup policies, pods already running, taints."""
+    import random
+
+    from pumice.topology_discovery import discover_hypernodes
+
+    rng = random.Random(seed)
+    objs: list[dict[str, Any]] = [QUEUE]
+    nodes: list[dict[str, Any]] = []
+    per_spine = rng.choice([2, 3])
+    leaf = 0
+    while len(nodes) < rng.randint(8, 40):
+        for _ in range(rng.randint(1, 5)):
+            labels = {"leaf": f"l{leaf}", "spine": f"s{leaf // per_spine}", "fabric": f"f{leaf // per_spine // 2}"}
+            n = node(f"n{len(nodes):03d}", labels, gpus=rng.choice([0, 4, 8]))
+            n["status"]["allocatable"]["cpu"] = n["status"]["capacity"]["cpu"] = rng.choice(["8", "16", "32"])
+            if rng.random() < 0.1:
+                n["spec"] = {"taints": [{"key": "t", "value": "x", "effect": "NoSchedule"}]}
+            nodes.append(n)
+        leaf += 1
+    objs += nodes
+    objs += discover_hypernodes(nodes, {"fabric": 3, "spine": 2, "leaf": 1})
+    for j in range(rng.randint(2, 10)):
+        size = rng.randint(1, 8)
+        r = rng.random()
+        topology = ({"mode": "hard", "highestTierAllowed": rng.choice([1, 1, 2, 3])} if r < 0.5
+                    else {"mode": "soft"} if r < 0.6 else None)
+        policy = None
+        if 0.6 <= r < 0.7:
+            topology = {"mode": "hard", "highestTierAllowed": 2}
+            policy = [{"name": "rep", "subGroupSize": 2, "matchLabelKeys": ["rep"],
+                       "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}]
+        objs.append(podgroup(f"j{j}", size if rng.random() < 0.7 else rng.randint(1, size), topology, policy))
+        gpus, running = rng.choice([0, 1, 4]), rng.random() < 0.2
+        for k in range(size):
+            on = rng.choice(nodes)["metadata"]["name"] if running and k < size // 2 else ""
+            p = pod(f"j{j}-{k}", f"j{j}", gpus=gpus, on=on, labels={"rep": str(k // 2)})
+            p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = rng.choice(["1", "2", "4"])
+            objs.append(p)
+    return objs
+
+
+def test_shortcuts_decide_as_the_exhaustive_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dry runs in score order, kept dry runs, and ladders over HyperNode-binpacked normal pods
+    must give exactly the binds and reasons of trying every candidate and scoring every pod."""
+    from pumice.scheduler.framework import placement
+    from pumice.scheduler.topology import allocate
+
+    conf = load_conf("""
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+  - name: network-topology-aware
+""")
+
+    def decide(seed: int) -> tuple[dict[str, str], dict[str, str]]:
+        out = run_session(_random_cluster(seed), conf)
+        return out.binds, {j.key: j.reason for j in out.jobs}
+
+    seeds = range(60)
+    fast = [decide(s) for s in seeds]
+    with monkeypatch.context() as m:
+        m.setattr(allocate, "_bounds", lambda *a: None)
+        m.setattr(allocate, "_ties_only_at_max", lambda ssn: False)
+        m.setattr(placement._Ladder, "pick", lambda self: None)
+        m.setattr(placement._TermLadder, "pick", lambda self: None)
+        slow = [decide(s) for s in seeds]
+    assert sum(len(b) for b, _ in fast) > 300
+    for seed, f, s in zip(seeds, fast, slow, strict=True):
+        assert f == s, f"seed {seed}"
+
+
+def test_a_ladder_never_answers_past_its_depth() -> None:
+    """Two gangs of one shape, binpack: the second goes where the first went (its ladder had run
+    out of levels for that node: continuing it would have sent the second gang elsewhere)."""
+    conf = load_conf("""
+actions: "allocate"
+tiers:
+- plugins:
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: binpack
+""")
+    objs: list[dict[str, Any]] = [QUEUE, node("n0"), node("n1"), node("n2")]
+    for j in range(2):
+        objs += gang(f"j{j}", 4, tier=None)
+        for p in objs[-4:]:
+            p["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "1", "memory": "1Gi"}
+    assert set(run_session(objs, conf).binds.values()) == {"n0"}

@@ -243,6 +243,35 @@ def _start_background(data_dir: Path, port: int, time_scale: float, timeout: flo
     raise RuntimeError(f"pumice up did not become ready within {timeout} s; see {data_dir / LOG_FILE}")
 
 
+def _read_manifests(files: list[Path] | None) -> list[dict[str, Any]]:
+    """All manifests, read (and refused, one line, exit 2) before anything starts."""
+    if not files:
+        return []
+    from pumice.api import ManifestError
+    from pumice.cli.objects import UsageError, read_manifests
+
+    try:
+        return read_manifests(files)
+    except (ManifestError, UsageError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
+
+
+def _apply(kubeconfig: Path, manifests: list[dict[str, Any]]) -> None:
+    """Apply through the API, as ``kubectl apply`` would (admission included)."""
+    if not manifests:
+        return
+    from pumice.cli.objects import apply_one, name_of
+    from pumice.client import ApiError, UnknownResource, connect
+
+    kc = connect(str(kubeconfig))
+    for obj in manifests:
+        try:
+            print(apply_one(kc, obj, None), flush=True)
+        except (ApiError, UnknownResource) as err:
+            print(f"error: {obj.get('kind')} {name_of(obj)}: {err}", file=sys.stderr, flush=True)
+
+
 def up(
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="State directory (default ~/.pumice)")] = None,
     port: Annotated[int, typer.Option("--port", help="API server port on 127.0.0.1")] = DEFAULT_PORT,
@@ -250,9 +279,14 @@ def up(
     background: Annotated[
         bool, typer.Option("--background", "-d", help="Detach; return once the server answers")
     ] = False,
+    filename: Annotated[
+        list[Path] | None,
+        typer.Option("--filename", "-f", help="Manifests (files or directories) to apply once it serves"),
+    ] = None,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
     directory = (data_dir or default_data_dir()).expanduser().resolve()
+    manifests = _read_manifests(filename)
     if time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         raise typer.Exit(2)
@@ -264,6 +298,7 @@ def up(
             raise typer.Exit(1) from None
         print(f"pumice is up at {info['url']} (pid {info['pid']}); "
               f"export KUBECONFIG={directory / KUBECONFIG}")
+        _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     plane = ControlPlane(directory, port=port, time_scale=time_scale)
@@ -282,6 +317,7 @@ def up(
     print(f"pumice is up at {plane.url} (data {directory}, time scale {time_scale}); "
           f"export KUBECONFIG={plane.kubeconfig}", flush=True)
     print(f"dashboard: {plane.url}/?token={(directory / 'token').read_text().strip()}", flush=True)
+    _apply(plane.kubeconfig, manifests)
     try:
         while not done.wait(0.5):
             pass

@@ -31,9 +31,10 @@ class OvercommitPlugin(Plugin):
                 return PERMIT
             if _fits(inqueue + job.min_resources, idle, job.min_resources):
                 return PERMIT
+            admitted = space.describe(inqueue) if inqueue.any() else "no other job"
             job.pending_reason = (
-                f"resource in cluster is overused: admitted {space.describe(inqueue)} + "
-                f"{space.describe(job.min_resources)} exceeds {factor:g} x idle {space.describe(idle)}"
+                f"resource in cluster is overused: the job needs {space.describe(job.min_resources)}, "
+                f"{factor:g} x the idle resources is {space.describe(idle)} and {admitted} is already admitted"
             )
             return REJECT
 
