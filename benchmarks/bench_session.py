@@ -155,7 +155,7 @@ def main() -> None:
             table.add_row(f"{nodes:,}", f"{pods:,}", "fat-tree" if topology else "-", f"{r['placed']:,}",
                           f"{r['snapshot_s']:.2f}", f"{r['session_s']:.2f}", ratio, f"{r['pods_per_s']:,.0f}",
                           f"{r['peak_mib']:.0f}")
-    Console().print(table)
+    Console(width=max(Console().width, 110)).print(table)
 
 
 if __name__ == "__main__":

@@ -150,3 +150,20 @@ def test_file_name_is_the_path_given(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{path}: document 2 (Node n2): spec.unschedulable: input should be a valid boolean, got 1"
     )
+
+
+def test_two_documents_glued_without_separator_are_refused_not_merged(tmp_path) -> None:
+    from pumice.api import ManifestError, load_file
+
+    path = tmp_path / "glued.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\n"
+    )
+    try:
+        load_file(path)
+    except ManifestError as err:
+        text = str(err)
+        assert "glued.yaml" in text and "already defined" in text and "line 4" in text
+    else:
+        raise AssertionError("duplicate keys were accepted")

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from pumice.cli.main import app
 
-from .conftest import needs_controllers
+from .conftest import needs_admission, needs_controllers
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -144,3 +144,49 @@ def test_node_failure_example_restarts_the_gang() -> None:
     # back once worker-0 is uncordoned (60m) and worker-1 recovered (90m): the gang needs all four nodes
     assert {p["start"] for p in second} == {5400.0} and {p["phase"] for p in second} == {"Succeeded"}
     assert train["phase"] == "Completed" and train["finished"] == 5400 + 7200
+
+
+@needs_admission
+def test_refused_objects_are_reported_and_the_rest_applied(write: Write) -> None:
+    data = run_json(str(write("r.yaml", """
+cluster: {nodes: [{count: 1}]}
+timeline:
+  - at: 0
+    apply:
+      - apiVersion: batch.volcano.sh/v1alpha1
+        kind: Job
+        metadata: {name: bad}
+        spec:
+          queue: nowhere
+          tasks: [{name: t, replicas: 1, template: {spec: {containers: [{name: c, image: x}]}}}]
+      - {apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: good},
+         spec: {minMember: 1, queue: default}}
+      - apiVersion: v1
+        kind: Pod
+        metadata: {name: good, annotations: {scheduling.k8s.io/group-name: good, pumice.io/duration: "5"}}
+        spec: {schedulerName: volcano, containers: [{name: c, image: x}]}
+""")))
+    assert [j["name"] for j in data["jobs"]] == ["good"] and data["jobs"][0]["phase"] == "Completed"
+    (error,) = data["cluster"]["errors"]
+    assert error.startswith("t=0s apply: ") and "nowhere" in error
+
+
+def test_progress_bar_follows_virtual_time(write: Write) -> None:
+    import io
+
+    from rich.console import Console
+
+    from pumice.cli.sim import _Bar
+    from pumice.sim import load_path, run_scenario
+
+    out = io.StringIO()
+    seen: list[float] = []
+    bar = _Bar(3600, Console(file=out, force_terminal=True, width=100))
+    with bar as tick:
+        def progress(t: float) -> None:
+            seen.append(t)
+            tick(t)
+
+        run_scenario(load_path(write("s.yaml", SCENARIO)), progress=progress)
+    assert seen[0] == 0 and seen[-1] == 3600 and seen == sorted(seen)
+    assert bar.progress.tasks[0].total == 3600

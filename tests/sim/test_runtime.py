@@ -63,3 +63,15 @@ def test_default_queues_exist() -> None:
     c.step()
     names = {q["metadata"]["name"] for q in c.store.list("queues.scheduling.volcano.sh")[0]}
     assert {"root", "default"} <= names
+
+
+def test_status_only_cycles_are_deferred_in_virtual_time() -> None:
+    lazy, eager = Cluster(), Cluster(lazy_status=False)
+    for c in (lazy, eager):
+        t0 = c.clock.now()
+        c.apply([NODE, *pod("a", 30)])
+        c.run_until(t0 + 100)
+        assert phase(c, "a") == "Succeeded"
+        group = c.store.get("podgroups.scheduling.volcano.sh", "default", "a")
+        assert group["status"]["succeeded"] == 1  # final status written either way (flush at the end)
+    assert lazy.cycles < eager.cycles

@@ -28,7 +28,20 @@ _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumpe
 
 
 class _Loader(_BaseLoader):  # type: ignore[valid-type, misc]
-    """Safe loader that keeps unquoted timestamps as strings, like Kubernetes' YAML-to-JSON."""
+    """Safe loader that keeps unquoted timestamps as strings, like Kubernetes' YAML-to-JSON, and
+    refuses duplicate keys as kubectl does (two documents glued together without ``---`` would
+    otherwise silently become one)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"mapping key {key!r} already defined", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 
 
 _Loader.yaml_implicit_resolvers = {

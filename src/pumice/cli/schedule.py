@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pumice.api import ManifestError, load_file
+from pumice.controllers.expand import expand_jobs
 from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, default_conf, load_conf, node_scores, run_session
 from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config, with_discovered_hypernodes
 
@@ -112,7 +113,7 @@ def run(files: list[Path], config: Path | None, output: str, show_scores: bool, 
     """Returns the JSON text for ``-o json``; prints tables otherwise."""
     if output not in ("json", "table"):
         raise UsageError(f"--output: unknown format {output!r} (use json or table)")
-    objects = read_objects(files)
+    objects, expanded = expand_jobs(read_objects(files))
     if discover_topology is not None:
         objects = discover(objects, discover_topology)
     conf = read_conf(config)
@@ -120,5 +121,8 @@ def run(files: list[Path], config: Path | None, output: str, show_scores: bool, 
     outcome = run_session(objects, conf)
     if output == "json":
         return render_json(outcome, scores)
+    if expanded:
+        console.print(f"VolcanoJob(s) {', '.join(expanded)} expanded into their PodGroup and pods, "
+                      "as the job controller creates them once the PodGroup is admitted.")
     render_table(console, outcome, scores)
     return None

@@ -156,6 +156,13 @@ def summarize(ssn: Session) -> SessionOutcome:
             tasks=len(job.tasks), ready=job.ready_task_num(), reason=reason if waiting else "",
             hypernode=find_hypernode(job) if find_hypernode is not None else "",
         ))
+    for job in sorted(ssn.state.all_jobs.values(), key=lambda j: j.uid):
+        if job.uid not in ssn.jobs:  # Volcano leaves out jobs whose queue does not exist: say so
+            jobs.append(JobOutcome(
+                key=job.uid, queue=job.queue, phase=job.phase, min_available=job.min_available,
+                tasks=len(job.tasks), ready=job.ready_task_num(),
+                reason=f"queue {job.queue!r} does not exist: the scheduler ignores the job until it does",
+            ))
     allocated = queue_allocated(ssn)
     return SessionOutcome(
         binds=dict(ssn.binds), evictions=list(ssn.evictions), pipelined=pipelined,

@@ -78,18 +78,21 @@ def fragmentation(rec: Recorder, top: int = 64) -> float:
 
 def _act(cluster: Cluster, action: Action, errors: list[str]) -> None:
     where = action.label or action.kind
+    if action.kind in ("apply", "delete"):
+        for obj in action.objects:  # one refusal does not stop the others, as with kubectl
+            try:
+                (cluster.apply if action.kind == "apply" else cluster.delete)([obj])
+            except (StoreError, KeyError) as err:
+                errors.append(f"t={action.at:g}s {where}: {err}")
+        return
     try:
-        if action.kind == "apply":
-            cluster.apply(action.objects)
-        elif action.kind == "delete":
-            cluster.delete(action.objects)
-        elif action.kind == "drain":
+        if action.kind == "drain":
             cluster.kubelet.drain(action.node)
         elif action.kind == "fail":
             cluster.kubelet.fail(action.node)
         else:
             cluster.kubelet.recover(action.node)
-    except (StoreError, KeyError) as err:  # a refused object is an outcome, as kubectl reports it
+    except StoreError as err:
         errors.append(f"t={action.at:g}s {where}: {err}")
 
 

@@ -5,6 +5,12 @@ its constraints) is evaluated once per session, and replicas of one shape placed
 other share a *ladder*: the scores their candidate nodes would have after 0, 1, 2, ... more
 replicas, computed in one vectorized call. Choosing the next replica's node is then an argmax over
 a few dozen numbers; the decisions are exactly those of the per-task evaluation (see ``_Ladder``).
+
+A BatchNodeOrderFn usually stops the ladder (its scores depend on all candidates). One whose score
+is a term of the node's *group* (HyperNode binpacking of pods without topology: the term of a node
+is that of its HyperNodes, and rises for the whole group when a pod lands in it) offers
+:class:`GroupTerms`, and replicas share a :class:`_TermLadder` instead, which answers a pick only
+while it provably beats every node left out of the ladder.
 """
 
 from __future__ import annotations
@@ -113,6 +119,10 @@ class GroupTerms:
     group: np.ndarray
     terms: Callable[[], np.ndarray]
     key: object = None
+    #: Optional, for speed: ``terms()[groups]`` for a few groups (the same values, bit for bit),
+    #: and an upper bound on how much any group's term has risen since this object was made.
+    terms_of: Callable[[list[int]], list[float]] | None = None
+    rise: Callable[[], float] | None = None
 
 
 class _TermLadder:
@@ -121,8 +131,8 @@ class _TermLadder:
     it provably beats every other feasible node: one not picked keeps its row, so its score is its
     row's score plus its group's current term, bounded per group by the best such row."""
 
-    __slots__ = ("budget", "cand", "cgroup", "cur", "depth", "expected_changes", "key", "level", "nbest",
-                 "ok", "score", "shape", "subset_key", "terms")
+    __slots__ = ("budget", "cand", "cgroup", "cpos", "cur", "depth", "expected_changes", "key", "level", "nbest",
+                 "ok", "score", "shape", "subset_key", "terms", "top", "ugroups")
 
     def __init__(self, shape: tuple, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
                  depth: int, expected_changes: int, budget: int, terms: GroupTerms, nbest: np.ndarray) -> None:
@@ -141,15 +151,29 @@ class _TermLadder:
         self.nbest = nbest
         self.expected_changes = expected_changes
         self.budget = budget
+        #: The candidates' groups, and each candidate's position among them.
+        ugroups, self.cpos = np.unique(self.cgroup, return_inverse=True)
+        self.ugroups = ugroups.tolist()
+        #: The best score of a non-candidate when the ladder was built (terms may only rise by
+        #: ``terms.rise()`` since).
+        self.top = float(np.max(nbest + terms.terms(), initial=-np.inf))
 
     def pick(self) -> int | None:
         if self.budget <= 0:
             return None
-        t = self.terms.terms()
-        total = self.cur + t[self.cgroup]
+        terms = self.terms
+        if terms.terms_of is not None:
+            total = self.cur + np.asarray(terms.terms_of(self.ugroups))[self.cpos]
+        else:
+            total = self.cur + terms.terms()[self.cgroup]
         c = int(np.argmax(total))  # candidates are in node order: ties go to the lowest index
         best = total[c]
-        if best == -np.inf or not best > float(np.max(self.nbest + t, initial=-np.inf)):
+        if best == -np.inf:
+            return None
+        # Cheap first: does it beat every non-candidate however their terms rose? (with a margin
+        # far above rounding); else the exact check against every group's current term.
+        clear = terms.rise is not None and best > self.top + terms.rise() + 1e-9 * (1.0 + abs(self.top))
+        if not clear and not best > float(np.max(self.nbest + terms.terms(), initial=-np.inf)):
             return None
         self.budget -= 1
         lv = int(self.level[c]) + 1
@@ -332,10 +356,15 @@ class Placer:
     def _reused_terms(self, lad: _Ladder | _TermLadder, task: TaskInfo) -> bool:
         """A term ladder continues for another task only if that task gets the same terms."""
         for _, fn in self.batch:
-            offer = getattr(fn, "group_terms", None)
-            terms = offer(task) if offer is not None else None
-            if terms is not None:
-                return terms.key == lad.key  # type: ignore[union-attr]
+            ask = getattr(fn, "terms_key", None)  # the key group_terms(task) would carry, cheaply
+            if ask is not None:
+                key = ask(task)
+            else:
+                offer = getattr(fn, "group_terms", None)
+                terms = offer(task) if offer is not None else None
+                key = terms.key if terms is not None else None
+            if key is not None:
+                return key == lad.key  # type: ignore[union-attr]
         return False
 
     def _build_ladder(self, task: TaskInfo, idx: np.ndarray, score: np.ndarray, depth: int,

@@ -4,7 +4,9 @@
   (tier <= highestTierAllowed, enough idle resources unless something is already placed), by tier.
 * HyperNodeOrderFn: HyperNode-level binpacking of the SubJob's requests, task count on ties.
 * BatchNodeOrderFn: pods with topology prefer nodes whose HyperNode is close (low LCA tier) to the
-  SubJob's allocated HyperNode; other pods prefer partly used HyperNodes, tier weights fading.
+  SubJob's allocated HyperNode; other pods prefer partly used HyperNodes, tier weights fading
+  (a term of the node's group of HyperNodes, offered to the placement engine as ``GroupTerms`` so
+  that replicas still share its ladder).
 """
 
 from __future__ import annotations
@@ -91,12 +93,19 @@ class _Topo:
         tiers = self.tree.tiers
         self.min_tier, self.max_tier = (tiers[0], tiers[-1]) if tiers else (0, 0)
         self._tier_tables: dict[str, np.ndarray] = {}
+        #: The last ``alone_bounds``: (SubJob, HyperNode usage then, HyperNode row -> score alone).
+        self._alone: tuple[str, np.ndarray, dict[int, float]] | None = None
         #: Per HyperNode row: the rows of its subtree by (tier, name), and their tiers.
         self._subtrees: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._group_cache: tuple[np.ndarray, np.ndarray, list[float], float] | None = None
         self._group_parts: list[tuple[float, np.ndarray | None, np.ndarray]] = []
-        #: Per pod request: (len(_changed) when computed, per-HyperNode scores, per-group scores).
-        self._score_cache: dict[bytes, tuple[int, np.ndarray, np.ndarray]] = {}
+        self._group_weighted_rows: list[list[tuple[float, int]]] = []
+        #: Per pod request: (len(_changed) when computed, per-HyperNode / per-group scores).
+        self._row_cache: dict[bytes, tuple[int, np.ndarray]] = {}
+        self._score_cache: dict[bytes, tuple[int, np.ndarray]] = {}
+        #: Per HyperNode row: the position of its tier among the normal-pod tiers (-1: none).
+        self._tier_pos: list[int] = [h.tier - self.min_tier if self.min_tier <= h.tier <= self.max_tier else -1
+                                     for h in self.tree.rows]
         #: Nodes of every allocate / deallocate event: their HyperNodes' usage changed.
         self._changed: list[int] = []
 
@@ -188,6 +197,14 @@ class _Topo:
         return placed / len(tasks)
 
     def hypernode_order(self, sj: SubJob, candidates: list[HyperNodeInfo]) -> dict[str, float]:
+        if len(candidates) == 1 and self._alone is not None:
+            # Scored alone by ``alone_bounds`` already? (A HyperNode scored alone depends on the
+            # SubJob and on the HyperNode's usage only.)
+            uid, used, scores = self._alone
+            idx = candidates[0].idx
+            found = scores.get(idx)
+            if uid == sj.uid and found is not None and (self.res.used[:, idx] == used[:, idx]).all():
+                return {candidates[0].name: found}
         request = self.ssn.space.zeros()
         for t in sj.tasks:
             request += t.resreq
@@ -222,6 +239,9 @@ class _Topo:
         for t in sj.tasks:
             request += t.resreq
         scores = binpack_scores(self.res, rows, request, self.weights)
+        # what hypernode_order gives each one scored alone, while the usage stays as it is now
+        self._alone = (sj.uid, self.res.used.copy(),
+                       {hn.idx: MAX_SCORE * self.weight * float(scores[i]) for i, hn in enumerate(candidates)})
         out: list[float] = []
         for i, hn in enumerate(candidates):
             if hn.children and topo is not None and topo.constrains:
@@ -298,8 +318,11 @@ class _Topo:
             table = np.stack([self.tree.rows_at_tier(t) for t in tiers])
             rows, group = np.unique(table, axis=1, return_inverse=True)
             self._group_cache = (group.reshape(-1).astype(np.int64), rows, weights, weight_sum)
-            #: Per tier: (weight, group has a HyperNode at the tier, its row or 0).
-            #: (valid None: every group has one, where() would change nothing.)
+            #: Per group: (tier weight, row) for each tier, in tier order (row -1: none).
+            self._group_weighted_rows = [[(w, int(rows[i, g])) for i, w in enumerate(weights)]
+                                         for g in range(rows.shape[1])]
+            #: Per tier: (weight, which groups have a HyperNode at the tier, their row or 0); None
+            #: when all have one (np.where would change nothing).
             self._group_parts = [(w, None if (rows[i] >= 0).all() else rows[i] >= 0, np.maximum(rows[i], 0))
                                  for i, w in enumerate(weights)]
         group, rows, weights, weight_sum = self._group_cache
@@ -307,15 +330,14 @@ class _Topo:
             return None
         return self._group_cache
 
-    def _group_scores(self, resreq: np.ndarray) -> np.ndarray:
-        """Per group: Σ_t fading^(t-1) · binpack of the pod in the node's tier-t HyperNode (1 if
-        none) / Σ_t fading^(t-1), times 100 × weight. Per request, HyperNode scores are kept and
-        only those of HyperNodes whose usage changed since are recomputed."""
+    def _row_scores(self, resreq: np.ndarray) -> np.ndarray:
+        """Per HyperNode row: the binpack score of a pod of ``resreq`` in it. Kept per request;
+        only the HyperNodes whose usage changed since are recomputed."""
         key = resreq.tobytes()
-        cached = self._score_cache.get(key)
+        cached = self._row_cache.get(key)
         log = self._changed
         if cached is not None and cached[0] == len(log):
-            return cached[2]
+            return cached[1]
         if cached is None or len(log) - cached[0] > 32:
             per_row = binpack_scores(self.res, np.arange(len(self.tree.rows)), resreq, self.weights)
         else:
@@ -327,12 +349,38 @@ class _Topo:
                 dirty = np.unique(np.concatenate([self.res.rows_of_node(n) for n in new])).tolist()
             if dirty:
                 per_row[dirty] = binpack_score_rows(self.res, dirty, resreq, self.weights)
+        self._row_cache[key] = (len(log), per_row)
+        return per_row
+
+    def _group_scores(self, resreq: np.ndarray) -> np.ndarray:
+        """Per group: Σ_t fading^(t-1) · binpack of the pod in the node's tier-t HyperNode (1 if
+        none) / Σ_t fading^(t-1), times 100 × weight."""
+        key = resreq.tobytes()
+        cached = self._score_cache.get(key)
+        if cached is not None and cached[0] == len(self._changed):
+            return cached[1]
+        per_row = self._row_scores(resreq)
         total = np.zeros(self._group_cache[1].shape[1])  # type: ignore[index]
         for w, valid, clipped in self._group_parts:
             total += w * (per_row[clipped] if valid is None else np.where(valid, per_row[clipped], 1.0))
         weight_sum = self._group_cache[3]  # type: ignore[index]
         out = total / weight_sum * (MAX_SCORE * self.weight)
-        self._score_cache[key] = (len(log), per_row, out)
+        self._score_cache[key] = (len(self._changed), out)
+        return out
+
+    def _group_scores_of(self, resreq: np.ndarray, groups: list[int]) -> list[float]:
+        """``_group_scores(resreq)[groups]`` in plain floats: the same operations in the same order."""
+        per_row = self._row_scores(resreq)
+        weight_sum = self._group_cache[3]  # type: ignore[index]
+        factor = MAX_SCORE * self.weight
+        parts = self._group_weighted_rows
+        item = per_row.item
+        out = []
+        for g in groups:
+            total = 0.0
+            for w, r in parts[g]:
+                total += w * (item(r) if r >= 0 else 1.0)
+            out.append(total / weight_sum * factor)
         return out
 
     def _normal_pod(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
@@ -358,7 +406,9 @@ class _Topo:
         if groups is None:
             return None
         resreq = task.resreq
-        return GroupTerms(groups[0], lambda: self._group_scores(resreq), key=_NORMAL_POD)
+        rise = _Rise(self, resreq)
+        return GroupTerms(groups[0], lambda: self._group_scores(resreq), key=_NORMAL_POD,
+                          terms_of=lambda gs: self._group_scores_of(resreq, gs), rise=rise.rise)
 
     def on_allocate(self, task: TaskInfo) -> None:
         node = self.res.on_allocate(task)
@@ -381,6 +431,39 @@ class _Topo:
         return self._normal_pod(task, idx)
 
 
+class _Rise:
+    """How much any group's normal-pod score may have risen since creation: per tier, the largest
+    rise of one HyperNode's binpack score, weighted as the scores are (an upper bound)."""
+
+    def __init__(self, topo: _Topo, resreq: np.ndarray) -> None:
+        self.topo = topo
+        self.resreq = resreq
+        self.base = topo._row_scores(resreq).copy()
+        self.cursor = len(topo._changed)
+        self.most = [0.0] * len(topo._group_cache[2])  # type: ignore[index]
+        self.value = 0.0
+
+    def rise(self) -> float:
+        topo = self.topo
+        log = topo._changed
+        if self.cursor < len(log):
+            per_row = topo._row_scores(self.resreq)
+            tier_pos = topo._tier_pos
+            most = self.most
+            for n in log[self.cursor:]:
+                for r in topo.res.rows_of_node(n).tolist():
+                    i = tier_pos[r]
+                    if i >= 0:
+                        up = per_row.item(r) - self.base.item(r)
+                        if up > most[i]:
+                            most[i] = up
+            self.cursor = len(log)
+            _, _, weights, weight_sum = topo._group_cache  # type: ignore[misc]
+            self.value = sum(w * m for w, m in zip(weights, most, strict=True)) / weight_sum * (
+                MAX_SCORE * topo.weight)
+        return self.value
+
+
 class _BatchNodeOrder:
     """The plugin's BatchNodeOrderFn, which also offers the placement engine group terms."""
 
@@ -392,6 +475,12 @@ class _BatchNodeOrder:
 
     def group_terms(self, task: TaskInfo) -> GroupTerms | None:
         return self.topo.group_terms(task)
+
+    def terms_key(self, task: TaskInfo) -> object:
+        topo = self.topo
+        if not topo.normal_pods or not topo.tree.tiers or not topo._is_normal_pod(task) or topo._groups() is None:
+            return None
+        return _NORMAL_POD
 
 
 @register_plugin

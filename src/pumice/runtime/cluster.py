@@ -19,18 +19,12 @@ from pumice.clock import Clock, VirtualClock, WallClock, to_datetime
 from pumice.nodes import SimulatedKubelet
 from pumice.scheduler import SchedulerConf
 from pumice.scheduler.loop import SchedulerLoop
-from pumice.store import (
-    DEFAULT_RESOURCES,
-    AlreadyExists,
-    Gone,
-    MemoryStore,
-    NotFound,
-    ResourceInfo,
-    Store,
-    WatchEvent,
-)
+from pumice.store import MemoryStore, NotFound, Store
 
-__all__ = ["HAVE_CONTROLLERS", "Cluster", "Demand", "load_admission", "resource_for"]
+from .demand import Demand
+from .wiring import attach_admission, default_queues, load_admission, resource_for
+
+__all__ = ["HAVE_CONTROLLERS", "MAX_ROUNDS", "Cluster"]
 
 try:  # written in parallel: the cluster works without it (no VolcanoJobs), tests skip what needs it
     from pumice.controllers import ControllerManager  # type: ignore[import-not-found, unused-ignore]
@@ -42,102 +36,6 @@ except ImportError:  # pragma: no cover - depends on the tree
 
 #: How many react-to-each-other rounds one step may take before it is declared a livelock.
 MAX_ROUNDS = 10_000
-PODGROUPS = "podgroups.scheduling.volcano.sh"
-_KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
-
-
-def load_admission() -> Callable[..., Any] | None:
-    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks), or ``None`` without that package.
-
-    The hook reads the store it guards: ``Cluster`` attaches it to its store (``hook.attach(store)``).
-    """
-    try:
-        from pumice.admission import Admission  # type: ignore[attr-defined, unused-ignore]
-    except ImportError:
-        return None
-    hook: Callable[..., Any] = Admission()
-    return hook
-
-
-def _attach_admission(store: Store) -> None:
-    hook = getattr(store, "_admission", None)
-    attach = getattr(hook, "attach", None)
-    if callable(attach):
-        attach(store)
-
-
-def resource_for(obj: Mapping[str, Any], store: Store | None = None) -> ResourceInfo:
-    """The store resource of an object from its kind (``KeyError`` if the kind is unknown)."""
-    kind = str(obj.get("kind") or "")
-    registry = getattr(store, "resources", None)
-    if registry is not None:
-        for name in registry:
-            info = registry[name]
-            if info.kind == kind:
-                return info
-    return _KINDS[kind]
-
-
-def _quiet_default_queues(store: Store) -> None:
-    """Without controllers, create the ``root`` and ``default`` queues Volcano starts with."""
-    for name, spec in (("root", {"weight": 1}), ("default", {"weight": 1, "reclaimable": True, "parent": "root"})):
-        with contextlib.suppress(AlreadyExists):
-            store.create("queues.scheduling.volcano.sh", {
-                "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                "metadata": {"name": name}, "spec": spec, "status": {"state": "Open"},
-            })
-
-
-class Demand:
-    """Is there anything for a scheduling cycle to decide? Pending pods or PodGroups, kept by watch events.
-
-    Without demand a cycle would only refresh PodGroup and Queue status; those refreshes are deferred
-    to the next cycle with demand (or ``Cluster.flush``), which keeps long traces cheap.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.pods: set[str] = set()
-        self.groups: set[str] = set()
-        self._watches = {r: store.watch(r) for r in ("pods", PODGROUPS)}
-
-    def sync(self) -> None:
-        for resource, watch in self._watches.items():
-            try:
-                events = watch.drain()
-            except Gone:  # fell behind: relist
-                watch.close()
-                items, rv = self.store.list(resource)
-                self._watches[resource] = self.store.watch(resource, resource_version=rv)
-                (self.pods if resource == "pods" else self.groups).clear()
-                events = [WatchEvent("ADDED", o) for o in items]
-            target = self.pods if resource == "pods" else self.groups
-            waiting = _pod_waiting if resource == "pods" else _group_waiting
-            for ev in events:
-                meta = ev.object.get("metadata") or {}
-                key = f"{meta.get('namespace')}/{meta.get('name')}"
-                if ev.type != "DELETED" and waiting(ev.object):
-                    target.add(key)
-                else:
-                    target.discard(key)
-
-    def __bool__(self) -> bool:
-        self.sync()
-        return bool(self.pods or self.groups)
-
-    def close(self) -> None:
-        for watch in self._watches.values():
-            watch.close()
-
-
-def _pod_waiting(pod: dict[str, Any]) -> bool:
-    spec = pod.get("spec") or {}
-    return (not spec.get("nodeName") and not (pod.get("metadata") or {}).get("deletionTimestamp")
-            and ((pod.get("status") or {}).get("phase") or "Pending") == "Pending")
-
-
-def _group_waiting(group: dict[str, Any]) -> bool:
-    return ((group.get("status") or {}).get("phase") or "Pending") == "Pending"
 
 
 class Cluster:
@@ -159,12 +57,12 @@ class Cluster:
             clk = self.clock
             store = MemoryStore(clock=lambda: to_datetime(clk.now()), admission=load_admission(),
                                 rng=random.Random(seed))
-        _attach_admission(store)
+        attach_admission(store)
         self.store: Store = store
         self.period = period
         self.controllers = ControllerManager(store, self.clock) if controllers and ControllerManager else None
         if self.controllers is None:
-            _quiet_default_queues(store)
+            default_queues(store)
         self.scheduler = SchedulerLoop(store, conf, clock=self.clock)
         self.kubelet = SimulatedKubelet(store, self.clock)
         #: Defer status-only cycles (see ``Demand``): on by default in virtual time, off in real time.

@@ -1,0 +1,20 @@
+"""The runtime: a cluster assembled from store, admission, controllers, scheduler loop and simulated nodes.
+
+``Cluster`` drives the parts in virtual or real time; ``load_admission`` gives Volcano's webhooks as a
+store admission hook; ``resource_for`` maps a manifest's kind to its store resource.
+"""
+
+from .cluster import HAVE_CONTROLLERS, MAX_ROUNDS, Cluster
+from .demand import Demand
+from .wiring import attach_admission, default_queues, load_admission, resource_for
+
+__all__ = [
+    "HAVE_CONTROLLERS",
+    "MAX_ROUNDS",
+    "Cluster",
+    "Demand",
+    "attach_admission",
+    "default_queues",
+    "load_admission",
+    "resource_for",
+]

@@ -1,0 +1,63 @@
+"""``Demand``: whether a scheduling cycle has anything to decide, kept current by watch events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pumice.store import Gone, Store, WatchEvent
+
+__all__ = ["Demand"]
+
+PODGROUPS = "podgroups.scheduling.volcano.sh"
+
+
+class Demand:
+    """Is there anything for a scheduling cycle to decide? Pending pods or PodGroups, kept by watch events.
+
+    Without demand a cycle would only refresh PodGroup and Queue status; those refreshes are deferred
+    to the next cycle with demand (or ``Cluster.flush``), which keeps long traces cheap.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.pods: set[str] = set()
+        self.groups: set[str] = set()
+        self._watches = {r: store.watch(r) for r in ("pods", PODGROUPS)}
+
+    def sync(self) -> None:
+        for resource, watch in self._watches.items():
+            try:
+                events = watch.drain()
+            except Gone:  # fell behind: relist
+                watch.close()
+                items, rv = self.store.list(resource)
+                self._watches[resource] = self.store.watch(resource, resource_version=rv)
+                (self.pods if resource == "pods" else self.groups).clear()
+                events = [WatchEvent("ADDED", o) for o in items]
+            target = self.pods if resource == "pods" else self.groups
+            waiting = _pod_waiting if resource == "pods" else _group_waiting
+            for ev in events:
+                meta = ev.object.get("metadata") or {}
+                key = f"{meta.get('namespace')}/{meta.get('name')}"
+                if ev.type != "DELETED" and waiting(ev.object):
+                    target.add(key)
+                else:
+                    target.discard(key)
+
+    def __bool__(self) -> bool:
+        self.sync()
+        return bool(self.pods or self.groups)
+
+    def close(self) -> None:
+        for watch in self._watches.values():
+            watch.close()
+
+
+def _pod_waiting(pod: dict[str, Any]) -> bool:
+    spec = pod.get("spec") or {}
+    return (not spec.get("nodeName") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            and ((pod.get("status") or {}).get("phase") or "Pending") == "Pending")
+
+
+def _group_waiting(group: dict[str, Any]) -> bool:
+    return ((group.get("status") or {}).get("phase") or "Pending") == "Pending"

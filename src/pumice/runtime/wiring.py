@@ -1,0 +1,56 @@
+"""Wiring helpers of the runtime: admission hook, kind -> resource, Volcano's starting queues."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
+
+__all__ = ["attach_admission", "default_queues", "load_admission", "resource_for"]
+
+_KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
+
+
+def load_admission() -> Callable[..., Any] | None:
+    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks), or ``None`` without that package.
+
+    The hook reads the store it guards: ``Cluster`` attaches it to its store (``hook.attach(store)``).
+    """
+    try:
+        from pumice.admission import Admission  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:
+        return None
+    hook: Callable[..., Any] = Admission()
+    return hook
+
+
+def attach_admission(store: Store) -> None:
+    """Give a store's ``Admission`` hook (if it has one) the store it guards."""
+    hook = getattr(store, "_admission", None)
+    attach = getattr(hook, "attach", None)
+    if callable(attach):
+        attach(store)
+
+
+def resource_for(obj: Mapping[str, Any], store: Store | None = None) -> ResourceInfo:
+    """The store resource of an object from its kind (``KeyError`` if the kind is unknown)."""
+    kind = str(obj.get("kind") or "")
+    registry = getattr(store, "resources", None)
+    if registry is not None:
+        for name in registry:
+            info = registry[name]
+            if info.kind == kind:
+                return info
+    return _KINDS[kind]
+
+
+def default_queues(store: Store) -> None:
+    """Without controllers, create the ``root`` and ``default`` queues Volcano starts with."""
+    for name, spec in (("root", {"weight": 1}), ("default", {"weight": 1, "reclaimable": True, "parent": "root"})):
+        with contextlib.suppress(AlreadyExists):
+            store.create("queues.scheduling.volcano.sh", {
+                "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                "metadata": {"name": name}, "spec": spec, "status": {"state": "Open"},
+            })
