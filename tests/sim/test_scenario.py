@@ -89,6 +89,9 @@ def test_directory_of_manifests(quickstart: Path) -> None:
     ("scheduler: nope.conf", "scheduler", "no such file"),
     ("timeline: [{at: 0, apply: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: 3}}}]",
      "timeline[0].apply", "containers"),
+    ("timeline: [{at: 0, apply: {apiVersion: v1, kind: Pod, metadata: {name: p, annotations: "
+     "{pumice.io/duration: 5 minutes}}, spec: {containers: [{name: c, image: x}]}}}]",
+     "timeline[0].apply (Pod p) metadata.annotations.pumice.io/duration", "not a duration"),
 ])
 def test_mistakes_name_file_and_field(write: Write, text: str, field: str, words: str) -> None:
     path = write("bad.yaml", text + "\n")

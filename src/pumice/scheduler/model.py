@@ -69,17 +69,21 @@ class TaskInfo:
     best_effort: bool = False
     #: (dimension, amount) of every resource the task requests, for quick per-task quota checks.
     requested: tuple[tuple[int, float], ...] = ()
+    #: ``namespace/name``.
+    key: str = ""
+    #: The pod has required pod anti-affinity terms (other pods' placement then depends on it).
+    anti_affinity: bool = False
     #: What the task adds to its node's row when it runs there: resreq, non-zero cpu/memory, one pod.
     row: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        self.key = f"{self.namespace}/{self.name}"
         self.best_effort = not bool((self.init_resreq > 0).any())
+        affinity = (self.pod.get("spec") or {}).get("affinity")
+        self.anti_affinity = bool(affinity and (affinity.get("podAntiAffinity") or {})
+                                  .get("requiredDuringSchedulingIgnoredDuringExecution"))
         self.row = np.concatenate([self.resreq, self.nonzero, (1.0,)])
         self.requested = tuple((d, float(self.resreq[d])) for d in np.flatnonzero(self.resreq > 0).tolist())
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
 
 
 @dataclass(eq=False)
@@ -101,6 +105,9 @@ class JobInfo:
     resources: ResourceSpace
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     status_count: dict[int, int] = field(default_factory=dict)
+    #: status -> role (``volcano.sh/task-spec``) -> tasks, kept as statuses change: the per-role
+    #: gang checks run for every placed task and must not walk the job's tasks.
+    role_count: dict[int, dict[str, int]] = field(default_factory=dict)
     #: Pending tasks with an empty request (they count as ready for the gang).
     pending_best_effort: int = 0
     #: Tasks in READY_STATUS / PIPELINED, kept as statuses change (gang checks read them per task).
@@ -119,6 +126,7 @@ class JobInfo:
     network_topology: dict[str, Any] | None = None
     #: Set at session close when the gang could not be placed (Volcano's Unschedulable condition).
     unschedulable: bool = False
+    _min_total: int = -1
     schedule_start: float = 0.0
 
     def __post_init__(self) -> None:
@@ -157,6 +165,10 @@ class JobInfo:
 
     def _count(self, status: int, delta: int, task: TaskInfo) -> None:
         self.status_count[status] = self.status_count.get(status, 0) + delta
+        roles = self.role_count.get(status)
+        if roles is None:
+            roles = self.role_count[status] = {}
+        roles[task.role] = roles.get(task.role, 0) + delta
         if status & READY_STATUS:
             self.ready += delta
         elif status == TaskStatus.PIPELINED:
@@ -173,6 +185,9 @@ class JobInfo:
             counts = self.status_count
             counts[old] -= 1
             counts[status] = counts.get(status, 0) + 1
+            self.role_count[old][task.role] -= 1
+            roles = self.role_count.setdefault(status, {})
+            roles[task.role] = roles.get(task.role, 0) + 1
             task.status = status
             return
         self._count(old, -1, task)
@@ -220,15 +235,21 @@ class JobInfo:
         return self.phase in ("", "Pending")
 
     def task_min_available_total(self) -> int:
-        return sum(self.min_task_member.values())
+        total = self._min_total
+        if total < 0:
+            total = self._min_total = sum(self.min_task_member.values())
+        return total
 
     def _role_counts(self, statuses: int, best_effort_pending: bool = False) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for t in self.tasks.values():
-            if t.status & statuses or (
-                best_effort_pending and t.status == TaskStatus.PENDING and t.best_effort
-            ):
-                counts[t.role] = counts.get(t.role, 0) + 1
+        for status, roles in self.role_count.items():
+            if status & statuses:
+                for role, n in roles.items():
+                    counts[role] = counts.get(role, 0) + n
+        if best_effort_pending and self.pending_best_effort:
+            for t in self.tasks.values():
+                if t.status == TaskStatus.PENDING and t.best_effort:
+                    counts[t.role] = counts.get(t.role, 0) + 1
         return counts
 
     def _roles_below_min(self, counts: dict[str, int]) -> bool:
@@ -325,6 +346,9 @@ class NodeTable:
         self.releasing = np.zeros((r, n))
         self.pipelined = np.zeros((r, n))
         self.tasks: list[dict[str, TaskInfo]] = [{} for _ in range(n)]
+        #: How many placed tasks are pipelined / releasing: while both are 0, FutureIdle == Idle.
+        self.pipelined_tasks = 0
+        self.releasing_tasks = 0
         #: Node indices in the order their rows changed; placement caches replay it.
         self.changes: list[int] = []
         #: Bumped whenever a task leaves a node: only then can a task that fitted nowhere fit somewhere.
@@ -349,10 +373,12 @@ class NodeTable:
         if status & TaskStatus.PIPELINED:
             self.pipelined[:, j] += task.resreq
             self.task_count[j] += 1
+            self.pipelined_tasks += 1
         else:
             self._rows[:, j] += task.row
             if status & TaskStatus.RELEASING:
                 self.releasing[:, j] += task.resreq
+                self.releasing_tasks += 1
         self.tasks[j][task.uid] = task
         self.changes.append(j)
 
@@ -361,10 +387,12 @@ class NodeTable:
         if status & TaskStatus.PIPELINED:
             self.pipelined[:, j] -= task.resreq
             self.task_count[j] -= 1
+            self.pipelined_tasks -= 1
         else:
             self._rows[:, j] -= task.row
             if status & TaskStatus.RELEASING:
                 self.releasing[:, j] -= task.resreq
+                self.releasing_tasks -= 1
         self.tasks[j].pop(task.uid, None)
         self.freed += 1
         self.changes.append(j)

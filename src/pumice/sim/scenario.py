@@ -15,7 +15,7 @@ from typing import Any, Literal
 import yaml
 
 from pumice.api import ManifestError, load_file, load_text
-from pumice.nodes import parse_duration
+from pumice.nodes import DURATION_ANNOTATION, parse_duration
 
 from .errors import ScenarioError
 from .nodegen import generate_nodes
@@ -78,7 +78,7 @@ def _inline(obj: Any, source: str, fld: str) -> list[dict[str, Any]]:
 def _objects(value: Any, base: Path, source: str, fld: str, *, loose: bool = False) -> list[dict[str, Any]]:
     """A file name, an inline manifest, or a list of either; ``loose`` accepts kind+name references."""
     if isinstance(value, str):
-        return _manifests(base / value, source, fld)
+        return _check_durations(_manifests(base / value, source, fld), source, fld)
     if isinstance(value, list):
         out: list[dict[str, Any]] = []
         for i, item in enumerate(value):
@@ -94,8 +94,34 @@ def _objects(value: Any, base: Path, source: str, fld: str, *, loose: bool = Fal
             return [{"kind": value["kind"], "metadata": meta}]
         if "kind" not in value:
             raise ScenarioError(source, fld, "expected a manifest (with kind), a file name, or a list of them")
-        return _inline(dict(value), source, fld)
+        return _check_durations(_inline(dict(value), source, fld), source, fld)
     raise ScenarioError(source, fld, f"expected a file name, a manifest or a list, got {type(value).__name__}")
+
+
+def _annotation_paths(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(field path, annotations) of an object and of the pod templates inside it."""
+    out = [("metadata.annotations", (obj.get("metadata") or {}).get("annotations") or {})]
+    spec = obj.get("spec") or {}
+    for i, task in enumerate(spec.get("tasks") or []):
+        meta = ((task or {}).get("template") or {}).get("metadata") or {}
+        out.append((f"spec.tasks[{i}].template.metadata.annotations", meta.get("annotations") or {}))
+    meta = (spec.get("template") or {}).get("metadata") or {}
+    out.append(("spec.template.metadata.annotations", meta.get("annotations") or {}))
+    return out
+
+
+def _check_durations(objs: list[dict[str, Any]], source: str, fld: str) -> list[dict[str, Any]]:
+    """A bad ``pumice.io/duration`` is bad input, not a pod that silently runs forever."""
+    for obj in objs:
+        for path, ann in _annotation_paths(obj):
+            if DURATION_ANNOTATION in ann:
+                try:
+                    parse_duration(ann[DURATION_ANNOTATION])
+                except ValueError as err:
+                    name = (obj.get("metadata") or {}).get("name")
+                    raise ScenarioError(source, f"{fld} ({obj.get('kind')} {name}) {path}.{DURATION_ANNOTATION}",
+                                        str(err)) from None
+    return objs
 
 
 def _seconds(value: Any, source: str, fld: str) -> float:
@@ -219,7 +245,7 @@ def load_directory(path: Path) -> Scenario:
         raise ScenarioError(str(path), "", "no manifests (*.yaml, *.yml, *.json) in this directory")
     scenario = Scenario(name=path.name, source=str(path))
     for f in files:
-        objs = _manifests(f, str(f), "")
+        objs = _check_durations(_manifests(f, str(f), ""), str(f), "")
         scenario.nodes.extend(o for o in objs if o.get("kind") == "Node")
         rest = [o for o in objs if o.get("kind") != "Node"]
         if rest:

@@ -60,37 +60,47 @@ class _Rows:
     cursor: int
 
 
+#: Levels of a ladder computed up front; a candidate that takes more replicas gets more levels
+#: then. With spreading scores most candidates take one replica, so most levels would go unused.
+FIRST_LEVELS = 8
+
+
 class _Ladder:
     """Scores of candidate nodes for the next replicas of one shape.
 
     Correctness: while only this run places pods, a node's row changes only when it is picked, so
-    the next pick is the best head among the candidates; with candidates = the top ``depth``
-    feasible nodes by (score, -index), any of the next ``depth`` picks lies among them (an untouched
-    candidate always outranks every non-candidate). When every candidate is exhausted the ladder is
-    rebuilt.
+    the next pick is the best head among the candidates; with candidates = the top ``budget``
+    feasible nodes by (score, -index), any of the next ``budget`` picks lies among them (an
+    untouched candidate always outranks every non-candidate). A candidate's levels beyond the first
+    ones are computed when it reaches them, from its row at that time (which then holds exactly the
+    replicas it was given). When every candidate is exhausted the ladder is rebuilt.
     """
 
-    __slots__ = ("budget", "cand", "depth", "expected_changes", "heap", "level", "ok", "score", "shape",
-                 "subset_key")
+    __slots__ = ("budget", "cand", "depth", "expected_changes", "extend", "heap", "level", "ok", "score",
+                 "shape", "subset_key")
 
     def __init__(self, shape: tuple, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
-                 depth: int, expected_changes: int, budget: int | None = None) -> None:
+                 depth: int, expected_changes: int, budget: int | None = None,
+                 extend: Callable[[int, int], tuple[list[bool], list[float]]] | None = None) -> None:
         self.shape = shape
         self.subset_key = subset_key
         self.cand = cand.tolist()
-        self.ok = ok.tolist()  # depth x C, plain lists: a pick is a few list lookups
-        self.score = score.tolist()
+        # per candidate, its levels computed so far (plain lists: a pick is a few list lookups)
+        self.ok: list[list[bool]] = ok.T.tolist()
+        self.score: list[list[float]] = score.T.tolist()
+        #: Levels a candidate can have at most (resources allow no more replicas on it).
         self.depth = depth
+        #: (node index, replicas) -> that candidate's next levels; None: all levels are given.
+        self.extend = extend
         self.level = [0] * len(self.cand)
         #: (-score of the candidate's next replica, candidate position): positions follow node order,
         #: so equal scores go to the lowest node index.
-        self.heap = [(-sc, c) for c, (sc, fits) in enumerate(zip(self.score[0], self.ok[0], strict=True)) if fits]
+        self.heap = [(-sc[0], c) for c, (sc, fits) in enumerate(zip(self.score, self.ok, strict=True)) if fits[0]]
         heapq.heapify(self.heap)
         self.expected_changes = expected_changes
         #: Picks the ladder answers for: the candidates hold the next ``budget`` picks, and a
         #: candidate at level ``depth`` is known to take no more only when depth < budget (the
-        #: depth was cut to what resources allow). Later tasks of the same shape (another job) may
-        #: continue a ladder, but never past its budget.
+        #: depth was cut to what resources allow).
         self.budget = depth if budget is None else budget
 
     def pick(self) -> int | None:
@@ -100,9 +110,15 @@ class _Ladder:
         _, c = heapq.heappop(self.heap)
         lv = self.level[c] + 1
         self.level[c] = lv
-        if lv < self.depth and self.ok[lv][c]:
-            heapq.heappush(self.heap, (-self.score[lv][c], c))
         self.expected_changes += 1
+        if lv < self.depth:
+            ok, score = self.ok[c], self.score[c]
+            if lv == len(ok) and self.extend is not None:
+                more_ok, more_score = self.extend(self.cand[c], min(self.depth, 2 * lv) - lv)
+                ok.extend(more_ok)
+                score.extend(more_score)
+            if ok[lv]:
+                heapq.heappush(self.heap, (-score[lv], c))
         return self.cand[c]
 
 
@@ -223,17 +239,22 @@ class Placer:
         """(feasible, fits idle, node-order score) on a view; static parts included."""
         st = self.static(task)
         req = task.init_resreq
-        dims = np.flatnonzero(req > 0)
-        fut = view.future_idle
-        ok = st.mask[view.idx].copy()
-        fits_idle = np.ones(len(view.idx), dtype=bool)
-        for d in dims:
-            ok &= req[d] - fut[d] < EPS
-            fits_idle &= req[d] - view.idle[d] < EPS
+        dims = [d for d, _ in task.requested] if np.array_equal(req, task.resreq) else np.flatnonzero(req > 0)
+        ok = st.mask[view.idx]
+        if self.nodes.pipelined_tasks or self.nodes.releasing_tasks:
+            fut = view.future_idle
+            fits_idle = np.ones(len(view.idx), dtype=bool)
+            for d in dims:
+                ok = ok & (req[d] - fut[d] < EPS)
+                fits_idle &= req[d] - view.idle[d] < EPS
+        else:  # future idle is idle: one test serves both
+            for d in dims:
+                ok = ok & (req[d] - view.idle[d] < EPS)
+            fits_idle = ok
         for _, f in self.filters:
             for _, passed in f.dynamic(task, view):
                 ok &= passed
-        score = st.score[view.idx].copy()
+        score = st.score[view.idx]
         for _, s in self.scorers:
             part = s.dynamic(task, view)
             if part is not None:
@@ -390,12 +411,23 @@ class Placer:
         all_idx, idx = idx, idx[top]
         budget = depth
         depth = self._most_replicas(task, idx, depth)
-        view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, depth)
-        _, fits_idle, lscore = self._dynamic(task, view)
         c = len(idx)
         if terms is None:
-            return _Ladder(task.shape, key, idx, fits_idle.reshape(depth, c), lscore.reshape(depth, c),
-                           depth, len(self.nodes.changes), budget)
+            first = min(depth, FIRST_LEVELS)
+            view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, first)
+            _, fits_idle, lscore = self._dynamic(task, view)
+
+            def extend(node: int, levels: int) -> tuple[list[bool], list[float]]:
+                # called from pick(), before the replica it answers is placed: the node's row holds
+                # one replica less than the level asked for
+                more = NodeView.ladder(self.nodes, np.array([node]), task.resreq, task.nonzero, levels, start=1)
+                _, more_ok, more_score = self._dynamic(task, more)
+                return more_ok.tolist(), more_score.tolist()
+
+            return _Ladder(task.shape, key, idx, fits_idle.reshape(first, c), lscore.reshape(first, c),
+                           depth, len(self.nodes.changes), budget, extend)
+        view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, depth)
+        _, fits_idle, lscore = self._dynamic(task, view)
         others = np.ones(len(all_idx), dtype=bool)
         others[top] = False
         nbest = np.full(int(terms.group.max()) + 1 if len(terms.group) else 0, -np.inf)

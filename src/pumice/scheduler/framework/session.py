@@ -191,9 +191,10 @@ class Session:
 
     def task_order_cmp(self, left: TaskInfo, right: TaskInfo) -> int:
         """TaskOrderFn as a three-way comparison (negative: ``left`` goes first)."""
-        c = self._compare("task_order", left, right)
-        if c != 0:
-            return c
+        for fn in self._all("task_order"):
+            c = fn(left, right)
+            if c != 0:
+                return c
         # Volcano's CompareTask: index under the task, then creation time, then UID.
         if left.index is not None and right.index is not None and left.index != right.index:
             return -1 if left.index < right.index else 1

@@ -39,9 +39,10 @@ class NodeView:
 
     @classmethod
     def ladder(cls, nodes: NodeTable, idx: np.ndarray, resreq: np.ndarray, nonzero: tuple[float, float],
-               depth: int) -> NodeView:
-        """Rows of nodes ``idx`` after 0..depth-1 more replicas each: level-major, shape depth*len(idx)."""
-        levels = np.repeat(np.arange(depth, dtype=float), len(idx))
+               depth: int, start: int = 0) -> NodeView:
+        """Rows of nodes ``idx`` after start..start+depth-1 more replicas each: level-major,
+        shape depth*len(idx)."""
+        levels = np.repeat(np.arange(start, start + depth, dtype=float), len(idx))
         tiled = np.tile(idx, depth)
         add = resreq[:, None] * levels[None, :]
         nz = np.array(nonzero)[:, None] * levels[None, :]

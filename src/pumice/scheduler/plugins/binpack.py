@@ -28,26 +28,20 @@ class BinpackScorer:
         return None
 
     def dynamic(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
-        k = len(view.idx)
-        score = np.zeros(k)
-        weight_sum = 0
-        failed = np.zeros(k, dtype=bool)
-        for d, w in self.resource_weights.items():
-            req = task.resreq[d]
-            if req <= 0:
-                continue
-            alloc = view.allocatable[d]
-            final = view.used[d] + req
-            usable = (alloc != 0) & (w != 0)
-            failed |= usable & (final > alloc)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                part = np.where(usable, final * w / np.where(alloc == 0, 1, alloc), 0.0)
-            score += part
-            weight_sum += w
+        dims = [d for d in self.resource_weights if task.resreq[d] > 0]
+        if not dims:
+            return np.zeros(len(view.idx))
+        weights = np.array([self.resource_weights[d] for d in dims], dtype=float)
+        alloc = view.allocatable[dims]
+        final = view.used[dims] + task.resreq[dims, None]
+        usable = (alloc != 0) & (weights[:, None] != 0)
+        part = np.where(usable, final * weights[:, None] / np.where(alloc == 0, 1, alloc), 0.0)
+        score = part.sum(axis=0)
+        weight_sum = weights.sum()
         if weight_sum > 0:
             score /= weight_sum
         score *= MAX_NODE_SCORE * self.weight
-        score[failed] = 0.0
+        score[(usable & (final > alloc)).any(axis=0)] = 0.0  # the task does not fit: 0 for the node
         return score
 
 

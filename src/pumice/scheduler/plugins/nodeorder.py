@@ -27,26 +27,25 @@ DEFAULT_WEIGHTS = {
 BALANCED_SCALARS = ("nvidia.com/gpu",)
 
 
-def _least(requested: np.ndarray, alloc: np.ndarray) -> np.ndarray:
-    safe = np.where(alloc == 0, 1, alloc)
-    score = np.floor_divide((alloc - requested) * MAX_NODE_SCORE, safe)
-    return np.where(requested > alloc, 0, score)
-
-
-def _most(requested: np.ndarray, alloc: np.ndarray) -> np.ndarray:
-    safe = np.where(alloc == 0, 1, alloc)
-    return np.floor_divide(np.minimum(requested, alloc) * MAX_NODE_SCORE, safe)
-
-
-def _weighted(parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """kube-scheduler's resource scorer: integer average over resources with allocatable > 0."""
-    num = np.zeros_like(parts[0][0])
-    den = np.zeros_like(parts[0][0])
-    for score, alloc in parts:
-        has = alloc != 0
-        num += np.where(has, score, 0)
-        den += has
-    return np.where(den == 0, 0, np.floor_divide(num, np.where(den == 0, 1, den)))
+def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool) -> np.ndarray:
+    """kube-scheduler's Least/MostAllocated over resources (rows): per resource
+    ``(alloc - req) * 100 // alloc`` (0 when over) or ``min(req, alloc) * 100 // alloc``, then the
+    integer average over the resources whose allocatable is not zero."""
+    if alloc.all():  # the usual case: no zero allocatable to leave out
+        if most:
+            per = np.floor_divide(np.minimum(requested, alloc) * MAX_NODE_SCORE, alloc)
+        else:
+            per = np.floor_divide((alloc - requested) * MAX_NODE_SCORE, alloc)
+            per[requested > alloc] = 0
+        return np.floor_divide(per.sum(axis=0), len(alloc))
+    has = alloc != 0
+    safe = np.where(has, alloc, 1)
+    if most:
+        per = np.floor_divide(np.minimum(requested, alloc) * MAX_NODE_SCORE, safe)
+    else:
+        per = np.where(requested > alloc, 0, np.floor_divide((alloc - requested) * MAX_NODE_SCORE, safe))
+    den = has.sum(axis=0)
+    return np.where(den == 0, 0, np.floor_divide((per * has).sum(axis=0), np.maximum(den, 1)))
 
 
 class NodeOrderScorer:
@@ -62,36 +61,39 @@ class NodeOrderScorer:
 
     def dynamic(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
         total = np.zeros(len(view.idx))
-        cpu_req = view.nonzero_used[0] + task.nonzero[0]
-        mem_req = view.nonzero_used[1] + task.nonzero[1]
-        cpu_alloc, mem_alloc = view.allocatable[0], view.allocatable[1]
-        if self.least_w:
-            total += self.least_w * _weighted([(_least(cpu_req, cpu_alloc), cpu_alloc),
-                                               (_least(mem_req, mem_alloc), mem_alloc)])
-        if self.most_w:
-            total += self.most_w * _weighted([(_most(cpu_req, cpu_alloc), cpu_alloc),
-                                              (_most(mem_req, mem_alloc), mem_alloc)])
+        if self.least_w or self.most_w:
+            requested = view.nonzero_used + np.asarray(task.nonzero)[:, None]
+            alloc = view.allocatable[:2]
+            if self.least_w:
+                total += self.least_w * _resource_scores(requested, alloc, most=False)
+            if self.most_w:
+                total += self.most_w * _resource_scores(requested, alloc, most=True)
         if self.balanced_w:
             total += self.balanced_w * self._balanced(task, view)
         return total
 
     def _balanced(self, task: TaskInfo, view: NodeView) -> np.ndarray:
+        """BalancedAllocation: 100 x (1 - std of the requested fractions), resources with allocatable."""
         dims = [0, 1] + [d for d in self.balanced_scalars if task.resreq[d] > 0]
-        fractions = []
-        present = []
-        for d in dims:
-            alloc = view.allocatable[d]
-            req = view.used[d] + task.resreq[d]
-            has = alloc != 0
-            fractions.append(np.where(has, np.minimum(req / np.where(has, alloc, 1), 1.0), 0.0))
-            present.append(has)
-        frac = np.array(fractions)
-        pres = np.array(present)
-        count = pres.sum(axis=0)
+        alloc = view.allocatable[dims]
+        req = view.used[dims] + task.resreq[dims, None]
+        if len(dims) == 2 and alloc.all():  # the usual case: std of two fractions is half their gap
+            frac = np.minimum(req / alloc, 1.0)
+            return np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * MAX_NODE_SCORE)
+        has = alloc != 0
+        frac = np.where(has, np.minimum(req / np.where(has, alloc, 1), 1.0), 0.0)
+        count = has.sum(axis=0)
         safe = np.where(count == 0, 1, count)
-        mean = (frac * pres).sum(axis=0) / safe
-        var = (((frac - mean) ** 2) * pres).sum(axis=0) / safe
+        mean = (frac * has).sum(axis=0) / safe
+        var = (((frac - mean) ** 2) * has).sum(axis=0) / safe
         std = np.where(count == 2, np.abs(frac[0] - frac[1]) / 2, np.sqrt(var))
+        # with two resources present but not the first two, the gap is between the present ones
+        if len(dims) > 2:
+            two = count == 2
+            if two.any():
+                masked = np.where(has, frac, np.nan)
+                gap = (np.nanmax(masked[:, two], axis=0) - np.nanmin(masked[:, two], axis=0)) / 2
+                std[two] = gap
         std = np.where(count < 2, 0.0, std)
         return np.trunc((1 - std) * MAX_NODE_SCORE)
 

@@ -70,8 +70,8 @@ class PredicateFilter:
         self.enabled = enabled
         self._affinity_cache: dict[str, np.ndarray] = {}
         self.any_anti_affinity = any(
-            required_terms(t, "podAntiAffinity") for job in ssn.jobs.values() for t in job.tasks.values()
-        ) or any(required_terms(t, "podAntiAffinity") for tasks in self.nodes.tasks for t in tasks.values())
+            t.anti_affinity for job in ssn.jobs.values() for t in job.tasks.values()
+        ) or any(t.anti_affinity for tasks in self.nodes.tasks for t in tasks.values())
 
     # --- static ---------------------------------------------------------------------------------
     def static(self, task: TaskInfo) -> list[tuple[str, np.ndarray]]:
