@@ -11,7 +11,7 @@ import pytest
 from pumice.store import BadRequest, BaseStore, Gone, WatchEvent
 
 from .conftest import StoreFactory
-from .helpers import pod
+from .helpers import pod, shared_objects_checked
 
 
 def summary(events: list[WatchEvent]) -> list[tuple[str, str, str]]:
@@ -127,8 +127,8 @@ def test_bookmarks(store: BaseStore) -> None:
     assert [e.type for e in without.drain()] == ["ADDED"]
 
 
-def test_watch_objects_are_copies(store: BaseStore) -> None:
-    first = store.watch("pods", resource_version="0")
+def test_copying_watch_hands_out_private_copies(store: BaseStore) -> None:
+    first = store.watch("pods", resource_version="0", copy=True)
     second = store.watch("pods", resource_version="0")
     store.create("pods", pod("a", labels={"app": "web"}))
     event = first.next(timeout=1)
@@ -137,6 +137,33 @@ def test_watch_objects_are_copies(store: BaseStore) -> None:
     other = second.next(timeout=1)
     assert other is not None and other.object["metadata"]["labels"] == {"app": "web"}
     assert store.get("pods", "default", "a")["metadata"]["labels"] == {"app": "web"}
+
+
+def test_watch_objects_are_shared_and_stay_unchanged(store: BaseStore) -> None:
+    first = store.watch("pods", resource_version="0")
+    second = store.watch("pods", resource_version="0")
+    created = store.create("pods", pod("a", labels={"app": "web"}))
+    one, two = first.next(timeout=1), second.next(timeout=1)
+    assert one is not None and two is not None
+    assert one.object is two.object  # one object per event, whatever the number of watches
+    store.patch("pods", "default", "a", {"metadata": {"labels": {"app": "db"}}})
+    assert one.object == created  # a later write builds a new object: what was handed out holds still
+    later = first.next(timeout=1)
+    assert later is not None and later.object["metadata"]["labels"] == {"app": "db"}
+    assert one.object["metadata"]["labels"] == {"app": "web"}
+
+
+def test_selector_transition_carries_the_event_version_without_touching_the_old_object(store: BaseStore) -> None:
+    watch = store.watch("pods", resource_version="0", label_selector="app=web")
+    store.create("pods", pod("a", labels={"app": "web"}))
+    added = watch.next(timeout=1)
+    assert added is not None and added.object["metadata"]["resourceVersion"] == "1"
+    store.patch("pods", "default", "a", {"metadata": {"labels": {"app": "db"}}})
+    gone = watch.next(timeout=1)
+    assert gone is not None and gone.type == "DELETED"
+    assert gone.object["metadata"]["resourceVersion"] == "2"
+    assert gone.object["metadata"]["labels"] == {"app": "web"}  # the last state that matched
+    assert added.object["metadata"]["resourceVersion"] == "1"  # shared with the old event: untouched
 
 
 def test_next_blocks_until_event_from_another_thread(store: BaseStore) -> None:
@@ -223,3 +250,12 @@ def test_async_anext_does_not_block_the_loop(store: BaseStore) -> None:
         return names
 
     assert asyncio.run(scenario()) == ["x", "y"]
+
+
+def test_the_sharing_check_catches_a_mutating_reader(store: BaseStore) -> None:
+    with pytest.raises(AssertionError, match="mutated"), shared_objects_checked():
+        watch = store.watch("pods", resource_version="0")
+        store.create("pods", pod("a", labels={"app": "web"}))
+        event = watch.next(timeout=1)
+        assert event is not None
+        event.object["metadata"]["labels"]["app"] = "mutated"

@@ -39,6 +39,9 @@ class ClusterState:
     orphan_pods: list[str] = field(default_factory=list)
     #: Every job, those whose queue does not exist included (``jobs`` leaves them out, as Volcano does).
     all_jobs: dict[str, JobInfo] = field(default_factory=dict)
+    #: Kept by a live cache: ``jobs`` less the finished ones (Completed, every pod done), which a
+    #: session would only walk past. None: sessions take ``jobs``.
+    active_jobs: dict[str, JobInfo] | None = None
 
 
 def parse_time(value: Any) -> float:
@@ -256,12 +259,31 @@ def pod_group_key(pod: dict[str, Any]) -> str:
     return f"{meta.get('namespace') or 'default'}/{group}" if group else ""
 
 
-def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: JobInfo | None) -> TaskInfo:
+def _scheduling_fields(spec: dict[str, Any]) -> tuple:
+    """The parts of a pod spec its requests and shape come from (a pod's spec barely changes: a
+    live cache re-parses it only when these do)."""
+    return (spec.get("containers"), spec.get("initContainers"), spec.get("overhead"), spec.get("nodeSelector"),
+            spec.get("affinity"), spec.get("tolerations"), spec.get("topologySpreadConstraints"))
+
+
+def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: JobInfo | None,
+              parsed: dict[str, tuple] | None = None) -> TaskInfo:
+    """A TaskInfo for ``pod``; ``parsed`` (uid -> earlier parse) lets a live cache skip re-parsing
+    requests and shape when an event changed only the pod's status or node."""
     meta = _meta(pod)
     spec = pod.get("spec") or {}
     ns = meta.get("namespace") or "default"
     name = meta.get("name", "")
-    resreq, init, nonzero = pod_requests(space, pod)
+    uid = meta.get("uid") or f"{ns}-{name}"
+    fields = _scheduling_fields(spec) if parsed is not None else None
+    hit = parsed.get(uid) if parsed is not None else None
+    if hit is not None and hit[0] == fields and hit[1] == (meta.get("labels") or {}):
+        resreq, init, nonzero, shape = hit[2:]
+    else:
+        resreq, init, nonzero = pod_requests(space, pod)
+        shape = shape_key(pod, resreq, init)
+        if parsed is not None:
+            parsed[uid] = (fields, meta.get("labels") or {}, resreq, init, nonzero, shape)
     ann = meta.get("annotations") or {}
     labels = meta.get("labels") or {}
     priority = spec.get("priority")
@@ -271,7 +293,7 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
         with contextlib.suppress(ValueError):
             priority = int(ann[TASK_PRIORITY_ANNOTATION])
     return TaskInfo(
-        uid=meta.get("uid") or f"{ns}-{name}",
+        uid=uid,
         namespace=ns,
         name=name,
         job=job,
@@ -285,7 +307,7 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
         index=_pod_index(name),
         creation=parse_time(meta.get("creationTimestamp")),
         pod=pod,
-        shape=shape_key(pod, resreq, init),
+        shape=shape,
         preemption_never=spec.get("preemptionPolicy") == "Never",
         nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
     )

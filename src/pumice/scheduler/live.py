@@ -40,6 +40,7 @@ class LiveCache:
         self._catalog: Catalog | None = None
         self._tasks: dict[str, TaskInfo] = {}  # pod key -> task in the state
         self._all_jobs: dict[str, Any] = {}
+        self._parsed: dict[str, tuple] = {}  # pod uid -> its parsed requests and shape
         self._by_group: dict[str, set[str]] = {}  # podgroup key -> pod keys
         self.rebuilds = 0
 
@@ -91,7 +92,8 @@ class LiveCache:
         state = build_from_catalog(catalog, self.scheduler_names)
         self._tasks = {}
         self._by_group = {}
-        self._all_jobs = dict(state.all_jobs)
+        self._all_jobs = state.all_jobs
+        state.active_jobs = {uid: j for uid, j in state.jobs.items() if not j.finished()}
         for job in self._all_jobs.values():
             for t in job.tasks.values():
                 self._tasks[t.key] = t
@@ -116,6 +118,16 @@ class LiveCache:
             state.nodes.remove_task(task.node, task)
         if task.job is not None:
             task.job.remove_task(task)
+            self._classify(task.job)
+
+    def _classify(self, job: Any) -> None:
+        """Keep ``active_jobs`` = present jobs that are not finished."""
+        state = self._state
+        assert state is not None and state.active_jobs is not None
+        if job.uid in state.jobs and not job.finished():
+            state.active_jobs[job.uid] = job
+        else:
+            state.active_jobs.pop(job.uid, None)
 
     def _attach(self, pod_key: str, job: Any, state: ClusterState) -> None:
         pod = self.objects["Pod"].get(pod_key)
@@ -125,7 +137,7 @@ class LiveCache:
         if old is not None:
             self._detach(pod_key)
         assert self._catalog is not None
-        task = make_task(state.space, pod, self._catalog, job)
+        task = make_task(state.space, pod, self._catalog, job, self._parsed)
         place_task(state.nodes, task)
         self._tasks[pod_key] = task
 
@@ -137,6 +149,7 @@ class LiveCache:
         if old_group:
             self._by_group.get(old_group, set()).discard(key)
         if new is None:
+            self._parsed.pop((old or {}).get("metadata", {}).get("uid", ""), None)
             return
         if not pod_resource_names(new) <= set(state.space.names) | {"pods"}:
             self._state = None  # a new resource name: the columns change
@@ -146,6 +159,8 @@ class LiveCache:
             self._by_group.setdefault(group, set()).add(key)
         job = self._all_jobs.get(group) if group else None
         self._attach(key, job, state)
+        if job is not None:
+            self._classify(job)
         if job is None and group == "" and is_ours(new, self.scheduler_names):
             task = self._tasks[key]
             if task.status == TaskStatus.PENDING and task.key not in state.orphan_pods:
@@ -156,6 +171,8 @@ class LiveCache:
         assert state is not None and self._catalog is not None
         old = self._all_jobs.pop(key, None)
         state.jobs.pop(key, None)
+        assert state.active_jobs is not None
+        state.active_jobs.pop(key, None)
         members = sorted(self._by_group.get(key, ()))
         if pg is None:
             for pod_key in members:
@@ -169,12 +186,17 @@ class LiveCache:
             self._attach(pod_key, job, state)
         if job.queue in state.queues:
             state.jobs[key] = job
+            self._classify(job)
 
     def _queue_changed(self, key: str, q: dict[str, Any] | None) -> None:
         state = self._state
         assert state is not None
+        existed = key in state.queues
         if q is None:
             state.queues.pop(key, None)
         else:
             state.queues[key] = make_queue(q)
+        if existed == (q is not None):
+            return  # a queue's spec or status changed: which jobs are present did not
         state.jobs = {uid: j for uid, j in self._all_jobs.items() if j.queue in state.queues}
+        state.active_jobs = {uid: j for uid, j in state.jobs.items() if not j.finished()}

@@ -95,6 +95,8 @@ class SchedulerLoop:
         self.cache = LiveCache()
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
+        #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
+        self._written: dict[str, tuple] = {}
         self._seen_versions: tuple[int, ...] = ()
 
     def sync(self) -> bool:
@@ -138,14 +140,23 @@ class SchedulerLoop:
                 self.cache.resync("Pod", pod)
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
+        written = self._written
         for key, status in outcome.podgroups.items():
             pg = pgs.get(key)
             if pg is None:
                 continue
+            job = jobs.get(key)
+            # what this cycle would write, and the version it would write it over: when both equal
+            # the last cycle's, the PodGroup is as we left it
+            signature = (pg["metadata"].get("resourceVersion"), status["phase"], status["running"],
+                         status["succeeded"], status["failed"], job.reason if job is not None else "",
+                         job is not None and bool(job.tasks) and job.ready >= job.min_available)
+            if written.get(key) == signature:
+                continue
+            written[key] = signature
             old = pg.get("status") or {}
             new = {"phase": status["phase"], "running": status["running"],
                    "succeeded": status["succeeded"], "failed": status["failed"]}
-            job = jobs.get(key)
             reason = job.reason if job is not None else ""
             conditions = [c for c in old.get("conditions") or [] if c.get("type") not in ("Unschedulable", "Scheduled")]
             if reason:
@@ -163,8 +174,12 @@ class SchedulerLoop:
                 self._event(pg, "Warning", "Unschedulable", reason)
             if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
                 ns, name = key.split("/", 1)
-                with contextlib.suppress(StoreError):
-                    store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status")
+                try:
+                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status")
+                except StoreError:
+                    written.pop(key, None)
+                else:
+                    written[key] = (patched["metadata"].get("resourceVersion"), *signature[1:])
         pods = self.informers["pods"].objects
         for key, message in outcome.pending_pods.items():
             pod = pods.get(key)

@@ -117,6 +117,8 @@ class JobInfo:
     allocated: np.ndarray = field(default=None)  # type: ignore[assignment]
     #: Σ resreq of all tasks (pending ones included).
     total_request: np.ndarray = field(default=None)  # type: ignore[assignment]
+    #: Σ resreq of the Pending tasks.
+    pending_request: np.ndarray = field(default=None)  # type: ignore[assignment]
     #: Per-task fit errors of this session: task uid -> reason text.
     fit_errors: dict[str, str] = field(default_factory=dict)
     #: Why a queue refused the job's tasks this session (quota), for people.
@@ -127,6 +129,8 @@ class JobInfo:
     #: Set at session close when the gang could not be placed (Volcano's Unschedulable condition).
     unschedulable: bool = False
     _min_total: int = -1
+    #: count() answers until the next status change (sessions ask the same questions often).
+    _counts: dict[int, int] = field(default_factory=dict)
     schedule_start: float = 0.0
 
     def __post_init__(self) -> None:
@@ -134,6 +138,8 @@ class JobInfo:
             self.allocated = self.resources.zeros()
         if self.total_request is None:
             self.total_request = self.resources.zeros()
+        if self.pending_request is None:
+            self.pending_request = self.resources.zeros()
 
     @property
     def key(self) -> str:
@@ -164,6 +170,9 @@ class JobInfo:
         self.unschedulable = False
 
     def _count(self, status: int, delta: int, task: TaskInfo) -> None:
+        self._counts.clear()
+        if status == TaskStatus.PENDING:
+            self.pending_request += task.resreq if delta > 0 else -task.resreq
         self.status_count[status] = self.status_count.get(status, 0) + delta
         roles = self.role_count.get(status)
         if roles is None:
@@ -182,6 +191,7 @@ class JobInfo:
             return
         if old & ALLOCATED_STATUS and status & ALLOCATED_STATUS:
             # e.g. Allocated -> Binding at commit: only the per-status count moves
+            self._counts.clear()
             counts = self.status_count
             counts[old] -= 1
             counts[status] = counts.get(status, 0) + 1
@@ -200,8 +210,18 @@ class JobInfo:
             self.allocated += task.resreq
         task.status = status
 
+    def finished(self) -> bool:
+        """Completed and every pod done: nothing left for a session to decide or report."""
+        if self.phase != "Completed":
+            return False
+        return self.count(COMPLETED_STATUS) == len(self.tasks)
+
     def count(self, statuses: int) -> int:
-        return sum(n for s, n in self.status_count.items() if s & statuses)
+        memo = self._counts
+        n = memo.get(statuses)
+        if n is None:
+            n = memo[statuses] = sum(c for s, c in self.status_count.items() if s & statuses)
+        return n
 
     def tasks_in(self, statuses: int) -> list[TaskInfo]:
         return [t for t in self.tasks.values() if t.status & statuses]
@@ -349,6 +369,10 @@ class NodeTable:
         #: How many placed tasks are pipelined / releasing: while both are 0, FutureIdle == Idle.
         self.pipelined_tasks = 0
         self.releasing_tasks = 0
+        #: Placed tasks with required pod anti-affinity (while 0, no placed pod repels a new one).
+        self.anti_affinity_tasks = 0
+        #: Σ allocatable: fixed for the table's life.
+        self.total = self.allocatable.sum(axis=1)
         #: Node indices in the order their rows changed; placement caches replay it.
         self.changes: list[int] = []
         #: Bumped whenever a task leaves a node: only then can a task that fitted nowhere fit somewhere.
@@ -380,6 +404,7 @@ class NodeTable:
                 self.releasing[:, j] += task.resreq
                 self.releasing_tasks += 1
         self.tasks[j][task.uid] = task
+        self.anti_affinity_tasks += task.anti_affinity
         self.changes.append(j)
 
     def remove_task(self, j: int, task: TaskInfo) -> None:
@@ -394,6 +419,7 @@ class NodeTable:
                 self.releasing[:, j] -= task.resreq
                 self.releasing_tasks -= 1
         self.tasks[j].pop(task.uid, None)
+        self.anti_affinity_tasks -= task.anti_affinity
         self.freed += 1
         self.changes.append(j)
 

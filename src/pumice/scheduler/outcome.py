@@ -138,11 +138,13 @@ def summarize(ssn: Session) -> SessionOutcome:
             "succeeded": job.count(TaskStatus.SUCCEEDED),
             "failed": job.count(TaskStatus.FAILED),
         }
-        for t in job.tasks.values():
-            if t.status == TaskStatus.PIPELINED:
-                pipelined[t.key] = t.node_name
+        if job.waiting:
+            for t in job.tasks.values():
+                if t.status == TaskStatus.PIPELINED:
+                    pipelined[t.key] = t.node_name
         reason = job.pending_reason
-        pending = [t for t in job.tasks.values() if t.status == TaskStatus.PENDING]
+        pending = ([t for t in job.tasks.values() if t.status == TaskStatus.PENDING]
+                   if job.count(TaskStatus.PENDING) else [])
         if pending and not reason:
             errors = sorted(set(job.fit_errors.values()))
             reason = "; ".join(errors) or job.quota_reason or ssn.queue_reasons.get(job.queue, "")
@@ -156,13 +158,16 @@ def summarize(ssn: Session) -> SessionOutcome:
             tasks=len(job.tasks), ready=job.ready_task_num(), reason=reason if waiting else "",
             hypernode=find_hypernode(job) if find_hypernode is not None else "",
         ))
-    for job in sorted(ssn.state.all_jobs.values(), key=lambda j: j.uid):
-        if job.uid not in ssn.jobs:  # Volcano leaves out jobs whose queue does not exist: say so
-            jobs.append(JobOutcome(
-                key=job.uid, queue=job.queue, phase=job.phase, min_available=job.min_available,
-                tasks=len(job.tasks), ready=job.ready_task_num(),
-                reason=f"queue {job.queue!r} does not exist: the scheduler ignores the job until it does",
-            ))
+    # Volcano leaves out jobs whose queue does not exist: say so
+    state = ssn.state
+    orphans = (sorted((j for j in state.all_jobs.values() if j.uid not in state.jobs), key=lambda j: j.uid)
+               if len(state.all_jobs) > len(state.jobs) else [])
+    for job in orphans:
+        jobs.append(JobOutcome(
+            key=job.uid, queue=job.queue, phase=job.phase, min_available=job.min_available,
+            tasks=len(job.tasks), ready=job.ready_task_num(),
+            reason=f"queue {job.queue!r} does not exist: the scheduler ignores the job until it does",
+        ))
     allocated = queue_allocated(ssn)
     return SessionOutcome(
         binds=dict(ssn.binds), evictions=list(ssn.evictions), pipelined=pipelined,

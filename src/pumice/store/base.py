@@ -6,7 +6,8 @@ the index, append it to the bounded event log and fan it out to watches. Nothing
 watches) before the backend has committed it, and a refused or failed write changes nothing.
 
 Stored objects are never mutated in place: every write builds a new dict, so events and the index can
-share them, and callers always receive copies.
+share them. ``get``/``list`` and write results are copies the caller owns; watch events hand out the
+stored objects themselves, read-only (see ``watch``), so a write costs no copy per watcher.
 """
 
 from __future__ import annotations
@@ -87,9 +88,10 @@ class _WatchEntry:
     fields: FieldSelector
     allow_bookmarks: bool
     start: int
+    everything: bool = False  # no selector: every object of the resource (and namespace) matches
 
     def matches(self, obj: dict[str, Any]) -> bool:
-        return self.labels.matches_object(obj) and self.fields.matches(obj)
+        return self.everything or (self.labels.matches_object(obj) and self.fields.matches(obj))
 
 
 @dataclass(slots=True)
@@ -644,16 +646,23 @@ class BaseStore:
         label_selector: LabelSelectorArg = None,
         field_selector: FieldSelectorArg = None,
         allow_bookmarks: bool = False,
+        *,
+        copy: bool = False,
     ) -> Watcher:
-        """Events after ``resource_version`` then live ones (see ``Store.watch``); ``Gone`` if compacted."""
+        """Events after ``resource_version`` then live ones (see ``Store.watch``); ``Gone`` if compacted.
+
+        Event objects are the store's own, shared by every watch and read-only; ``copy=True`` gives this
+        watch private deep copies instead (for a caller that modifies what it receives).
+        """
         labels = parse_label_selector(label_selector)
         fields = parse_field_selector(field_selector)
         with self._lock:
             self._check_open()
             info = self._registry.info(resource)
             ns = self._scope(info, namespace) if namespace else None
-            watcher = Watcher(on_close=self._unregister)
-            entry = _WatchEntry(watcher, resource, ns, labels, fields, allow_bookmarks, self._rv)
+            watcher = Watcher(on_close=self._unregister, copy=copy)
+            entry = _WatchEntry(watcher, resource, ns, labels, fields, allow_bookmarks, self._rv,
+                                labels.empty and fields.empty)
             if resource_version in (None, "", "0"):
                 for obj in self._iter_objects(resource, ns if info.namespaced else ""):
                     if entry.matches(obj):

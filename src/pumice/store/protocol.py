@@ -2,7 +2,7 @@
 
 Objects are plain JSON dicts in Kubernetes wire form; resources are Kubernetes resource strings
 (``pods``, ``podgroups.scheduling.volcano.sh``); resourceVersions are decimal strings that only grow.
-Everything handed out is a copy owned by the caller.
+Everything handed out is a copy owned by the caller, except watch event objects: those are read-only.
 """
 
 from __future__ import annotations
@@ -45,7 +45,12 @@ after admission, and for subresource writes only the subresource's part of a ret
 
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
-    """One change seen by a watch; ``object`` is the caller's own copy."""
+    """One change seen by a watch.
+
+    ``object`` is read-only: the embedded stores share one object among all watches of an event (and with
+    their own index), so mutating it would corrupt them; copy it first (``BaseStore.watch(copy=True)``
+    gives private copies).
+    """
 
     type: EventType
     object: dict[str, Any]

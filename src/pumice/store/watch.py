@@ -1,8 +1,12 @@
 """``Watcher``: a thread-safe queue of watch events with blocking, non-blocking and asyncio readers.
 
 The store pushes events while holding its own lock; a watcher only ever takes its private condition lock,
-so a slow reader never blocks writers. Objects are copied when read, not when queued: a watcher that is
-closed or never read costs no copies.
+so a slow reader never blocks writers.
+
+Event objects are shared, not copied: every watcher hands out the very dict the store keeps (stored
+objects are never mutated in place, so that is safe), and readers must treat it as read-only. A
+watcher created with ``copy=True`` hands out private deep copies instead, for callers that want to
+modify what they receive. Either way the resourceVersion handed out is the event's.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ def _wake(future: asyncio.Future[None]) -> None:
 class Watcher:
     """A stream of ``WatchEvent``s for one watch request (see ``pumice.store.protocol.Watch``)."""
 
-    def __init__(self, on_close: Callable[[Watcher], None] | None = None) -> None:
+    def __init__(self, on_close: Callable[[Watcher], None] | None = None, *, copy: bool = False) -> None:
+        self._copy = copy
         self._cond = threading.Condition(threading.Lock())
         self._queue: deque[_Entry] = deque()
         self._closed = False
@@ -40,10 +45,10 @@ class Watcher:
     # --- producer side ------------------------------------------------------------------------------------
 
     def put(self, event_type: EventType, obj: dict[str, Any] | None, resource_version: str) -> None:
-        """Queue an event. ``obj`` is copied when read, so the producer must never mutate it afterwards.
+        """Queue an event. ``obj`` is handed out as is (or copied, with ``copy=True``): never mutate it.
 
-        The handed-out object gets ``metadata.resourceVersion = resource_version``; a ``BOOKMARK`` carries
-        only that field.
+        The handed-out object has ``metadata.resourceVersion = resource_version`` (a shallow copy with a new
+        ``metadata`` when ``obj`` carries another one); a ``BOOKMARK`` carries only that field.
         """
         with self._cond:
             if self._closed:
@@ -70,16 +75,20 @@ class Watcher:
         """Number of queued, unread events."""
         return len(self._queue)
 
-    @staticmethod
-    def _materialize(entry: _Entry) -> WatchEvent:
+    def _materialize(self, entry: _Entry) -> WatchEvent:
         event_type, obj, resource_version = entry
         if obj is None:
             return WatchEvent(event_type, {"metadata": {"resourceVersion": resource_version}})
-        copy = copy_json(obj)
-        meta = copy.get("metadata")
-        if isinstance(meta, dict):
-            meta["resourceVersion"] = resource_version
-        return WatchEvent(event_type, copy)
+        if self._copy:
+            copy = copy_json(obj)
+            meta = copy.get("metadata")
+            if isinstance(meta, dict):
+                meta["resourceVersion"] = resource_version
+            return WatchEvent(event_type, copy)
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and meta.get("resourceVersion") != resource_version:
+            obj = {**obj, "metadata": {**meta, "resourceVersion": resource_version}}
+        return WatchEvent(event_type, obj)
 
     def next(self, timeout: float | None = None) -> WatchEvent | None:
         """The next event, waiting up to ``timeout`` seconds (``None``: until one arrives or closed)."""
@@ -93,6 +102,8 @@ class Watcher:
 
     def drain(self) -> list[WatchEvent]:
         """Every queued event, without waiting."""
+        if not self._queue:  # the common case of a polled watch; a racing put is seen by the next call
+            return []
         with self._cond:
             entries = list(self._queue)
             self._queue.clear()

@@ -96,6 +96,8 @@ class AllocateAction(Action):
                 if enqueue_configured:
                     continue
                 job.phase = "Inqueue"
+            if not job.count(TaskStatus.PENDING):
+                continue  # nothing to place (Volcano builds an empty worksheet and skips it)
             err = ssn.job_valid(job)
             if err:
                 job.pending_reason = err

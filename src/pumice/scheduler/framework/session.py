@@ -65,9 +65,9 @@ class Session:
         self.state = state
         self.space: ResourceSpace = state.space
         self.nodes: NodeTable = state.nodes
-        self.jobs: dict[str, JobInfo] = state.jobs
+        self.jobs: dict[str, JobInfo] = state.active_jobs if state.active_jobs is not None else state.jobs
         self.queues: dict[str, QueueInfo] = state.queues
-        self.total_resource: np.ndarray = state.nodes.allocatable.sum(axis=1)
+        self.total_resource: np.ndarray = state.nodes.total
         self.plugins: dict[str, Plugin] = {}
         self._fns: dict[str, dict[str, Any]] = {point: {} for point in FLAGS}
         self._flat: dict[str, list[Any]] = {}

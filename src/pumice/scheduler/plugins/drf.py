@@ -19,19 +19,25 @@ class DrfPlugin(Plugin):
     def on_session_open(self, ssn: Session) -> None:
         total = ssn.total_resource
         # Volcano's jobAttr.allocated: allocated tasks at open, then every allocate/deallocate
-        # event (pipelines included).
+        # event (pipelines included). Shares are computed when first compared: most jobs of a
+        # session never are.
         allocated: dict[str, np.ndarray] = {uid: job.allocated.copy() for uid, job in ssn.jobs.items()}
-        shares: dict[str, float] = {uid: share(a, total) for uid, a in allocated.items()}
-        stale: set[str] = set()
+        shares: dict[str, float] = {}
 
-        def job_share(uid: str) -> float:
-            if uid in stale:
-                stale.discard(uid)
-                shares[uid] = share(allocated[uid], total)
-            return shares.get(uid, 0.0)
+        def alloc_of(job: JobInfo) -> np.ndarray:
+            a = allocated.get(job.uid)
+            if a is None:  # a job outside the session (no allocation of its own here)
+                a = allocated[job.uid] = job.allocated.copy()
+            return a
+
+        def job_share(job: JobInfo) -> float:
+            s = shares.get(job.uid)
+            if s is None:
+                s = shares[job.uid] = share(alloc_of(job), total)
+            return s
 
         def job_order(left: JobInfo, right: JobInfo) -> int:
-            ls, rs = job_share(left.uid), job_share(right.uid)
+            ls, rs = job_share(left), job_share(right)
             if ls == rs:
                 return 0
             return 1 if ls > rs else -1
@@ -42,13 +48,15 @@ class DrfPlugin(Plugin):
             pjob = preemptor.job
             if pjob is None:
                 return [], PERMIT
-            ls = share(allocated[pjob.uid] + preemptor.resreq, total)
+            ls = share(alloc_of(pjob) + preemptor.resreq, total)
             allocations: dict[str, np.ndarray] = {}
             victims = []
             for t in preemptees:
                 if t.job is None:
                     continue
-                alloc = allocations.setdefault(t.job.uid, allocated[t.job.uid].copy())
+                alloc = allocations.get(t.job.uid)
+                if alloc is None:
+                    alloc = allocations[t.job.uid] = alloc_of(t.job).copy()
                 alloc -= t.resreq
                 rs = share(alloc, total)
                 if ls < rs or abs(ls - rs) <= SHARE_DELTA:
@@ -60,11 +68,11 @@ class DrfPlugin(Plugin):
         def on_allocate(task: TaskInfo) -> None:
             if task.job is not None and task.job.uid in allocated:
                 allocated[task.job.uid] += task.resreq
-                stale.add(task.job.uid)
+                shares.pop(task.job.uid, None)
 
         def on_deallocate(task: TaskInfo) -> None:
             if task.job is not None and task.job.uid in allocated:
                 allocated[task.job.uid] -= task.resreq
-                stale.add(task.job.uid)
+                shares.pop(task.job.uid, None)
 
         ssn.add_event_handler(on_allocate, on_deallocate)

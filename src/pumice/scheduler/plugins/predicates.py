@@ -69,9 +69,9 @@ class PredicateFilter:
         self.nodes: NodeTable = ssn.nodes
         self.enabled = enabled
         self._affinity_cache: dict[str, np.ndarray] = {}
-        self.any_anti_affinity = any(
+        self.any_anti_affinity = self.nodes.anti_affinity_tasks > 0 or any(
             t.anti_affinity for job in ssn.jobs.values() for t in job.tasks.values()
-        ) or any(t.anti_affinity for tasks in self.nodes.tasks for t in tasks.values())
+        )
 
     # --- static ---------------------------------------------------------------------------------
     def static(self, task: TaskInfo) -> list[tuple[str, np.ndarray]]:

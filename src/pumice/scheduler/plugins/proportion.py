@@ -86,16 +86,16 @@ class ProportionPlugin(Plugin):
                     capability=capability_vector(space, q.capability), allocated=space.zeros(),
                     request=space.zeros(), inqueue=space.zeros(), elastic=space.zeros(),
                 )
-            for t in job.tasks.values():
-                if t.status & ALLOCATED_STATUS:
-                    attr.allocated += t.resreq
-                    attr.request += t.resreq
-                elif t.status == TaskStatus.PENDING:
-                    attr.request += t.resreq
-            inq = job_inqueue(job)
-            if inq is not None:
-                attr.inqueue += inq
-            attr.elastic += job_elastic(job)
+            attr.allocated += job.allocated
+            attr.request += job.allocated
+            attr.request += job.pending_request
+            if job.min_resources is None:
+                attr.elastic += job.allocated
+            else:
+                inq = job_inqueue(job)
+                if inq is not None:
+                    attr.inqueue += inq
+                attr.elastic += job_elastic(job)
 
         for attr in attrs.values():
             real = np.maximum(total - total_guarantee, 0) + attr.guarantee
