@@ -361,7 +361,7 @@ class Placer:
         batch = self._batch_scores(task, idx[cand])
         cand_score = score[cand] if batch is None else score[cand] + batch
         if (depth > 1 and fits_idle.any() and safe
-                and not self.nodes.releasing.any() and not self.nodes.pipelined.any()):
+                and not self.nodes.releasing_tasks and not self.nodes.pipelined_tasks):
             terms = None if batch is None else self._group_terms(task)
             if batch is None or terms is not None:
                 lad = self._build_ladder(task, idx[cand], cand_score, min(depth, MAX_LADDER_DEPTH), key,
