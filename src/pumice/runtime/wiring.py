@@ -8,7 +8,7 @@ from typing import Any
 
 from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
 
-__all__ = ["attach_admission", "default_queues", "load_admission", "resource_for"]
+__all__ = ["admitted_resources", "attach_admission", "default_queues", "load_admission", "resource_for"]
 
 _KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
 
@@ -23,7 +23,22 @@ def load_admission() -> Callable[..., Any] | None:
     except ImportError:
         return None
     hook: Callable[..., Any] = Admission()
+    if getattr(hook, "resources", None) is None:
+        with contextlib.suppress(ImportError, AttributeError):
+            hook.resources = admitted_resources()  # type: ignore[attr-defined]
     return hook
+
+
+def admitted_resources() -> frozenset[str]:
+    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups and Queues (see ``pumice.admission``).
+
+    Declared to the store as the hook's ``resources``, so that every other write (pods, nodes, every status
+    write and binding) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
+    the hook indeed leaves those writes alone.
+    """
+    from pumice.admission.hook import JOBS, PODGROUPS, QUEUES  # type: ignore[attr-defined, unused-ignore]
+
+    return frozenset({JOBS, PODGROUPS, QUEUES})
 
 
 def attach_admission(store: Store) -> None:

@@ -26,7 +26,7 @@ from typing import Any, Literal, Self
 from .backend import Backend, StoredEvent
 from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
 from .jsonutil import copy_json, normalize_json
-from .patch import apply_patch, normalize_patch_type
+from .patch import apply_patch, merge_patch_shared, normalize_patch_type
 from .protocol import Admission, FieldSelectorArg, LabelSelectorArg
 from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
 from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
@@ -230,11 +230,24 @@ class BaseStore:
             raise NotFound(f"{info.name} have no status subresource")
         return subresource
 
+    def _vets(self, resource: str) -> bool:
+        """Whether the admission hook wants to see writes to ``resource`` (qualified with a subresource).
+
+        A hook may declare the resources it vets (``resources``); every other write skips it, and with it
+        the copies that protect the stored objects from it.
+        """
+        hook = self._admission
+        if hook is None:
+            return False
+        scope = getattr(hook, "resources", None)
+        return scope is None or resource in scope
+
     def _admit(
         self, operation: str, resource: str, new: dict[str, Any] | None, old: dict[str, Any] | None
     ) -> dict[str, Any] | None:
-        if self._admission is None:
+        if not self._vets(resource):
             return new
+        assert self._admission is not None
         result = self._admission(operation, resource, new, None if old is None else copy_json(old))
         if operation == "DELETE":
             return None
@@ -358,11 +371,22 @@ class BaseStore:
             return self._update(info, namespace, name, incoming, self._check_subresource(info, subresource))
 
     def _prepare_update(
-        self, info: ResourceInfo, old: dict[str, Any], incoming: dict[str, Any], subresource: str | None
+        self,
+        info: ResourceInfo,
+        old: dict[str, Any],
+        incoming: dict[str, Any],
+        subresource: str | None,
+        *,
+        owned: bool,
     ) -> dict[str, Any]:
-        """Apply the rules of an update to ``incoming`` (owned): what the caller may and may not change."""
+        """Apply the rules of an update to ``incoming``: what the caller may and may not change.
+
+        ``incoming``'s top level and its ``metadata`` are the caller's to modify; deeper parts may be shared
+        with ``old`` (stored objects are immutable). With ``owned`` the result shares nothing with ``old``
+        (it goes to an admission hook, which may modify it in place).
+        """
         if subresource == "status":
-            new = copy_json(old)
+            new = copy_json(old) if owned else {**old, "metadata": dict(old["metadata"])}
             if "status" in incoming:
                 new["status"] = incoming["status"]
             else:
@@ -377,7 +401,7 @@ class BaseStore:
                 meta.pop(key, None)
         if info.has_status:
             if "status" in old:
-                incoming["status"] = copy_json(old["status"])
+                incoming["status"] = copy_json(old["status"]) if owned else old["status"]
             else:
                 incoming.pop("status", None)
         self._set_type(info, incoming)
@@ -432,11 +456,13 @@ class BaseStore:
             raise Conflict(
                 f"Precondition failed: UID in precondition: {wanted_uid}, UID in object meta: {old_meta.get('uid')}"
             )
-        new = self._prepare_update(info, old, incoming, subresource)
-        if self._admission is not None:
-            admitted = self._admit("UPDATE", _qualified(resource, subresource), new, old)
+        qualified = _qualified(resource, subresource)
+        vetted = self._vets(qualified)
+        new = self._prepare_update(info, old, incoming, subresource, owned=vetted)
+        if vetted:
+            admitted = self._admit("UPDATE", qualified, new, old)
             assert admitted is not None
-            new = self._prepare_update(info, old, admitted, subresource)
+            new = self._prepare_update(info, old, admitted, subresource, owned=True)
         self._check_update(info, old, new)
         new_meta = new["metadata"]
         if subresource is None and self._body_changed(info, old, new):
@@ -467,7 +493,11 @@ class BaseStore:
             if kind == "merge" and not isinstance(patch, Mapping):
                 raise BadRequest("a merge patch must be a JSON object")
             old = self._require(resource, ns, name)
-            patched = apply_patch(old, dict(patch) if isinstance(patch, Mapping) else patch, kind)
+            if kind == "merge" and not self._vets(_qualified(resource, sub)):
+                # shares what the patch leaves alone with ``old``: nothing below modifies those parts
+                patched = merge_patch_shared(old, dict(patch))
+            else:
+                patched = apply_patch(old, dict(patch) if isinstance(patch, Mapping) else patch, kind)
             if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
                 raise BadRequest("the patched document is not an object with metadata")
             meta = patched["metadata"]
@@ -495,13 +525,13 @@ class BaseStore:
             if old_meta.get("finalizers"):
                 if old_meta.get("deletionTimestamp"):
                     return copy_json(old)
-                new = copy_json(old)
+                new = {**old, "metadata": dict(old_meta)}  # the rest is shared: stored objects are immutable
                 new_meta = new["metadata"]
                 new_meta["deletionTimestamp"] = self._now()
                 new_meta["deletionGracePeriodSeconds"] = 0
                 new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
                 return self._commit(resource, ns, name, "MODIFIED", new, old)
-            return self._commit(resource, ns, name, "DELETED", copy_json(old), old)
+            return self._commit(resource, ns, name, "DELETED", {**old, "metadata": dict(old_meta)}, old)
 
     def bind(self, namespace: str, pod_name: str, node_name: str) -> dict[str, Any]:
         """Assign an unbound pod to a node, exactly once (see ``Store.bind``)."""
@@ -517,14 +547,19 @@ class BaseStore:
                 raise Conflict(f'pod {pod_name} is already assigned to node "{current}"')
             if old["metadata"].get("deletionTimestamp"):
                 raise Conflict(f"pod {pod_name} is being deleted, cannot be assigned to a host")
-            new = copy_json(old)
-            spec = new.setdefault("spec", {})
+            spec = old.get("spec", {})
             if not isinstance(spec, dict):
                 raise BadRequest("pod spec is not an object")
-            spec["nodeName"] = node_name
+            # fresh containers along what changes; the rest is shared with ``old`` (stored objects are immutable)
+            new = {**old, "metadata": dict(old["metadata"]), "spec": {**spec, "nodeName": node_name}}
+            status = old.get("status")
+            if isinstance(status, dict):
+                conditions = status.get("conditions")
+                new["status"] = {**status, "conditions": list(conditions)} if isinstance(conditions, list) \
+                    else dict(status)
             self._set_condition(new, {"type": "PodScheduled", "status": "True", "lastProbeTime": None})
             new["metadata"]["generation"] = int(old["metadata"].get("generation") or 0) + 1
-            if self._admission is not None:
+            if self._vets("pods/binding"):
                 self._admit("UPDATE", "pods/binding", copy_json(new), old)
             return self._commit("pods", ns, pod_name, "MODIFIED", new, old)
 

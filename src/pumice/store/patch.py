@@ -11,7 +11,14 @@ from typing import Any
 from .errors import BadRequest
 from .jsonutil import copy_json, json_equal, normalize_json
 
-__all__ = ["PATCH_TYPES", "apply_json_patch", "apply_merge_patch", "apply_patch", "normalize_patch_type"]
+__all__ = [
+    "PATCH_TYPES",
+    "apply_json_patch",
+    "apply_merge_patch",
+    "apply_patch",
+    "merge_patch_shared",
+    "normalize_patch_type",
+]
 
 PATCH_TYPES: dict[str, str] = {
     "merge": "merge",
@@ -44,6 +51,34 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
     if not isinstance(patch, dict):
         return normalize_json(patch)
     return _merge(copy_json(target) if isinstance(target, dict) else {}, patch)
+
+
+def merge_patch_shared(target: dict[str, Any], patch: dict[Any, Any]) -> dict[str, Any]:
+    """``apply_merge_patch`` for an immutable ``target``: the result shares what the patch leaves alone.
+
+    Only the objects along the patched paths are new (as are ``metadata`` and the top level, which the
+    store modifies); everything else is ``target``'s own. For the store, whose objects never change.
+    """
+    result = _merge_shared(target, patch)
+    meta = result.get("metadata")
+    if isinstance(meta, dict) and meta is target.get("metadata"):
+        result["metadata"] = dict(meta)
+    return result
+
+
+def _merge_shared(target: dict[str, Any], patch: dict[Any, Any]) -> dict[str, Any]:
+    result = dict(target)
+    for key, value in patch.items():
+        if type(key) is not str:
+            raise BadRequest(f"merge patch: key {key!r} is not a string")
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, dict):
+            current = result.get(key)
+            result[key] = _merge_shared(current if isinstance(current, dict) else {}, value)
+        else:
+            result[key] = normalize_json(value)
+    return result
 
 
 def _merge(result: dict[str, Any], patch: dict[Any, Any]) -> dict[str, Any]:

@@ -40,6 +40,10 @@ the main resource is not applied to status writes by accident. ``new`` is the ob
 object to store instead (defaulting), or ``None`` to keep ``new``; raise ``Invalid`` to refuse the write,
 which then changes nothing. System fields (uid, resourceVersion, creationTimestamp, ...) are re-applied
 after admission, and for subresource writes only the subresource's part of a returned object is used.
+
+A hook may declare the resource strings (qualified as above) it wants to see as a ``resources`` attribute (a
+set); the embedded stores then skip it for every other write, and with it the copies made to protect the
+stored objects from it.
 """
 
 
