@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from pumice.runtime import Cluster
+from pumice.runtime import Cluster, admitted_resources
+from pumice.sim import load_openb
+from pumice.store import MemoryStore
+from pumice.store.jsonutil import copy_json
+
+from .conftest import needs_admission, needs_controllers
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
@@ -75,3 +81,36 @@ def test_status_only_cycles_are_deferred_in_virtual_time() -> None:
         group = c.store.get("podgroups.scheduling.volcano.sh", "default", "a")
         assert group["status"]["succeeded"] == 1  # final status written either way (flush at the end)
     assert lazy.cycles < eager.cycles
+
+
+@needs_admission
+@needs_controllers
+def test_the_admission_hook_leaves_alone_the_writes_it_is_not_shown(shared: Path) -> None:
+    """The store skips the hook outside ``admitted_resources()``: the hook must not care about those writes."""
+    from pumice.admission import Admission  # type: ignore[attr-defined, unused-ignore]
+
+    scope = admitted_resources()
+    raw = Admission()
+    skipped: set[str] = set()
+
+    def spy(op: str, resource: str, new: dict[str, Any] | None, old: dict[str, Any] | None) -> Any:
+        before = (copy_json(new), copy_json(old))
+        result = raw(op, resource, new, old)
+        if resource not in scope:
+            skipped.add(resource)
+            assert result is None and (new, old) == before, (op, resource)
+        return result
+
+    store = MemoryStore(admission=spy)
+    raw.attach(store)
+    c = Cluster(store=store)
+    openb = shared / "data" / "openb"
+    for sc in (load_openb(openb, limit=20, as_jobs=True), load_openb(openb, limit=20)):
+        c.apply(sc.nodes[:4])
+        for action in sc.timeline:
+            c.apply(action.objects)
+    c.run_idle()
+    c.delete([{"kind": "Pod", "metadata": {"name": p["metadata"]["name"]}} for p in store.list("pods")[0][:5]])
+    c.run_idle()
+    assert {"pods", "pods/status", "pods/binding", "nodes/status", "podgroups.scheduling.volcano.sh/status",
+            "queues.scheduling.volcano.sh/status"} <= skipped

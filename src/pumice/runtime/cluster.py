@@ -70,6 +70,7 @@ class Cluster:
         self.demand = Demand(store)
         self.cycles = 0
         self._last_cycle = -math.inf
+        self._quiet: tuple[str, float] | None = None  # (store version, time) at which the parts last settled
 
     # --- driving --------------------------------------------------------------------------------------------
 
@@ -77,16 +78,26 @@ class Cluster:
         return self.store.resource_version
 
     def _settle(self) -> bool:
-        """Controllers and kubelets until neither writes anything."""
+        """Controllers and kubelets until neither writes anything.
+
+        They act on store events and on their clock timers only: when neither the store nor the clock moved
+        since they last settled, there is nothing for them to do, and they are not even asked.
+        """
         moved = False
+        now = self.clock.now()
+        before = self._version()
+        if self._quiet == (before, now):
+            return False
         for _ in range(MAX_ROUNDS):
-            before = self._version()
             if self.controllers is not None:
                 self.controllers.sync()
             self.kubelet.sync()
-            if self._version() == before:
+            after = self._version()
+            if after == before:
+                self._quiet = (after, now)
                 return moved
             moved = True
+            before = after
         raise RuntimeError("controllers and kubelets keep writing: no quiet state reached")
 
     def scheduler_due(self) -> float | None:

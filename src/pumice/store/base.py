@@ -627,8 +627,20 @@ class BaseStore:
 
     def _publish(self, event: StoredEvent) -> None:
         self._log.append(event)
-        for entry in builtins.list(self._watchers.get(event.resource, {}).values()):
-            self._deliver(entry, event)
+        entries = self._watchers.get(event.resource)
+        if not entries:
+            return
+        version = event.resource_version
+        rv = str(version)
+        existed = event.previous is not None
+        for entry in builtins.list(entries.values()):
+            if not entry.everything or entry.namespace is not None:
+                self._deliver(entry, event)
+            elif version > entry.start:  # _deliver's answer when every object matches, without the calls
+                if event.type != "DELETED":
+                    entry.watcher.put("MODIFIED" if existed else "ADDED", event.object, rv)
+                elif existed:
+                    entry.watcher.put("DELETED", event.object, rv)
 
     @contextmanager
     def batch(self) -> Iterator[Self]:

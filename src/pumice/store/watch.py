@@ -40,6 +40,7 @@ class Watcher:
         self._queue: deque[_Entry] = deque()
         self._closed = False
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._blocked = 0  # threads waiting in next(): only then does a put need to notify
         self._on_close = on_close
 
     # --- producer side ------------------------------------------------------------------------------------
@@ -54,8 +55,10 @@ class Watcher:
             if self._closed:
                 return
             self._queue.append((event_type, obj, resource_version))
-            self._cond.notify()
-            self._wake_async()
+            if self._blocked:
+                self._cond.notify()
+            if self._waiters:
+                self._wake_async()
 
     def _wake_async(self) -> None:
         waiters, self._waiters = self._waiters, []
@@ -94,7 +97,11 @@ class Watcher:
         """The next event, waiting up to ``timeout`` seconds (``None``: until one arrives or closed)."""
         with self._cond:
             if not self._queue and not self._closed:
-                self._cond.wait_for(lambda: bool(self._queue) or self._closed, timeout)
+                self._blocked += 1
+                try:
+                    self._cond.wait_for(lambda: bool(self._queue) or self._closed, timeout)
+                finally:
+                    self._blocked -= 1
             if not self._queue:
                 return None
             entry = self._queue.popleft()
