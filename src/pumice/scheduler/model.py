@@ -172,7 +172,10 @@ class JobInfo:
     def _count(self, status: int, delta: int, task: TaskInfo) -> None:
         self._counts.clear()
         if status == TaskStatus.PENDING:
-            self.pending_request += task.resreq if delta > 0 else -task.resreq
+            if delta > 0:
+                self.pending_request += task.resreq
+            else:
+                self.pending_request -= task.resreq
         self.status_count[status] = self.status_count.get(status, 0) + delta
         roles = self.role_count.get(status)
         if roles is None:

@@ -69,6 +69,7 @@ class PredicateFilter:
         self.nodes: NodeTable = ssn.nodes
         self.enabled = enabled
         self._affinity_cache: dict[str, np.ndarray] = {}
+        self._shape_needs: dict[tuple, tuple[set[tuple[str, int, str]], bool]] = {}
         self.any_anti_affinity = self.nodes.anti_affinity_tasks > 0 or any(
             t.anti_affinity for job in ssn.jobs.values() for t in job.tasks.values()
         )
@@ -118,18 +119,25 @@ class PredicateFilter:
         return mask
 
     # --- dynamic --------------------------------------------------------------------------------
+    def _needs(self, task: TaskInfo) -> tuple[set[tuple[str, int, str]], bool]:
+        """(host ports, has required pod affinity terms) of a shape: the same for its replicas."""
+        needs = self._shape_needs.get(task.shape)
+        if needs is None:
+            needs = self._shape_needs[task.shape] = (
+                host_ports(task),
+                bool(required_terms(task, "podAffinity") or required_terms(task, "podAntiAffinity")),
+            )
+        return needs
+
     def dynamic(self, task: TaskInfo, view: NodeView) -> list[tuple[str, np.ndarray]]:
         checks = [(REASON_TOO_MANY_PODS, view.task_count < view.max_tasks)]
-        if self.enabled["predicate.NodePortsEnable"]:
-            wanted = host_ports(task)
-            if wanted:
-                checks.append((REASON_PORTS, np.array([
-                    not any(host_ports(t) & wanted for t in self.nodes.tasks[j].values() if t is not task)
-                    for j in view.idx.tolist()
-                ], dtype=bool)))
-        if self.enabled["predicate.PodAffinityEnable"] and (
-            self.any_anti_affinity or required_terms(task, "podAffinity") or required_terms(task, "podAntiAffinity")
-        ):
+        wanted, affinity = self._needs(task)
+        if self.enabled["predicate.NodePortsEnable"] and wanted:
+            checks.append((REASON_PORTS, np.array([
+                not any(host_ports(t) & wanted for t in self.nodes.tasks[j].values() if t is not task)
+                for j in view.idx.tolist()
+            ], dtype=bool)))
+        if self.enabled["predicate.PodAffinityEnable"] and (self.any_anti_affinity or affinity):
             checks.extend(self._pod_affinity(task, view))
         return checks
 
@@ -174,8 +182,8 @@ class PredicateFilter:
         return checks
 
     def replica_safe(self, task: TaskInfo) -> bool:
-        return not (self.any_anti_affinity or required_terms(task, "podAffinity")
-                    or required_terms(task, "podAntiAffinity") or host_ports(task))
+        ports, affinity = self._needs(task)
+        return not (self.any_anti_affinity or affinity or ports)
 
 
 ARGUMENTS = (

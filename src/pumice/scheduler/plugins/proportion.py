@@ -27,6 +27,8 @@ class QueueAttr:
     share: float = 0.0
     #: The share is recomputed when read after allocations changed (queue order reads it).
     stale: bool = False
+    #: deserved - allocated as floats, kept by the event handlers once the quota check made it.
+    room: list[float] | None = None
 
     def current_share(self) -> float:
         if self.stale:
@@ -156,8 +158,11 @@ class ProportionPlugin(Plugin):
             attr = attrs.get(queue.name)
             if attr is None:
                 return True
-            alloc, deserved = attr.allocated, attr.deserved
-            ok = all(alloc[d] + r - deserved[d] < EPS for d, r in task.requested)
+            # room = deserved - allocated as plain floats: one list lookup per requested resource
+            room = attr.room
+            if room is None:
+                room = attr.room = (attr.deserved - attr.allocated).tolist()
+            ok = all(r - room[d] < EPS for d, r in task.requested)
             if not ok and task.job is not None and not task.job.quota_reason:
                 task.job.quota_reason = (
                     f"queue {queue.name} quota: allocated {space.describe(attr.allocated)} + "
@@ -212,12 +217,18 @@ class ProportionPlugin(Plugin):
                 attr = attrs[task.job.queue]
                 attr.allocated += task.resreq
                 attr.stale = True
+                if attr.room is not None:
+                    for d, r in task.requested:
+                        attr.room[d] -= r
 
         def on_deallocate(task: TaskInfo) -> None:
             if task.job is not None and task.job.queue in attrs:
                 attr = attrs[task.job.queue]
                 attr.allocated -= task.resreq
                 attr.stale = True
+                if attr.room is not None:
+                    for d, r in task.requested:
+                        attr.room[d] += r
 
         ssn.add_event_handler(on_allocate, on_deallocate)
 
