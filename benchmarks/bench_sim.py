@@ -29,7 +29,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE_DIR = REPO.parent / "shared" / "data" / "openb"
 SMALL = 2000
-PARTS = ("run_once", "sched sync", "controllers", "kubelet", "recorder", "demand", "trace writes", "other")
+PARTS = ("run_once", "sched sync", "controllers", "kubelet", "recorder", "demand", "trace", "other")
 
 
 class _Parts:
@@ -71,8 +71,8 @@ class _Parts:
         self.wrap(SimulatedKubelet, "sync", "kubelet")
         self.wrap(Recorder, "sync", "recorder")
         self.wrap(Demand, "sync", "demand")
-        self.wrap(engine, "_act", "trace writes")
-        self.wrap(engine, "_gc", "trace writes")
+        self.wrap(engine, "_act", "trace")
+        self.wrap(engine, "_gc", "trace")
         try:
             from pumice.controllers.manager import ControllerManager
         except ImportError:  # pragma: no cover - a tree without controllers

@@ -23,21 +23,28 @@ class BinpackScorer:
     def __init__(self, weight: int, resource_weights: dict[int, int]) -> None:
         self.weight = weight
         self.resource_weights = resource_weights  # resource column -> weight
+        self._shapes: dict[tuple, tuple[list[int], np.ndarray, np.ndarray, float]] = {}
 
     def static(self, task: TaskInfo) -> np.ndarray | None:
         return None
 
     def dynamic(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
-        dims = [d for d in self.resource_weights if task.resreq[d] > 0]
+        got = self._shapes.get(task.shape)
+        if got is None:
+            dims = [d for d in self.resource_weights if task.resreq[d] > 0]
+            weights = np.array([self.resource_weights[d] for d in dims], dtype=float)[:, None]
+            got = self._shapes[task.shape] = (dims, weights, task.resreq[dims, None], float(weights.sum()))
+        dims, weights, req, weight_sum = got
         if not dims:
             return np.zeros(len(view.idx))
-        weights = np.array([self.resource_weights[d] for d in dims], dtype=float)
         alloc = view.allocatable[dims]
-        final = view.used[dims] + task.resreq[dims, None]
-        usable = (alloc != 0) & (weights[:, None] != 0)
-        part = np.where(usable, final * weights[:, None] / np.where(alloc == 0, 1, alloc), 0.0)
+        final = view.used[dims] + req
+        usable = (alloc != 0) & (weights != 0)
+        if usable.all():  # the usual case: no zero allocatable or weight to leave out
+            part = final * weights / alloc
+        else:
+            part = np.where(usable, final * weights / np.where(alloc == 0, 1, alloc), 0.0)
         score = part.sum(axis=0)
-        weight_sum = weights.sum()
         if weight_sum > 0:
             score /= weight_sum
         score *= MAX_NODE_SCORE * self.weight

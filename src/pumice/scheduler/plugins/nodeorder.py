@@ -55,28 +55,43 @@ class NodeOrderScorer:
         self.most_w = weights["mostrequested.weight"]
         self.balanced_w = weights["balancedresource.weight"]
         self.balanced_scalars = [space_index[n] for n in BALANCED_SCALARS if n in space_index]
+        self._shapes: dict[tuple, tuple[np.ndarray, list[int], np.ndarray]] = {}
 
     def static(self, task: TaskInfo) -> np.ndarray | None:
         return None  # image locality: simulated nodes hold no images
 
+    def _per_shape(self, task: TaskInfo) -> tuple[np.ndarray, list[int], np.ndarray]:
+        """(non-zero cpu/memory request as a column, balanced resources, their request column)."""
+        got = self._shapes.get(task.shape)
+        if got is None:
+            dims = [0, 1] + [d for d in self.balanced_scalars if task.resreq[d] > 0]
+            got = self._shapes[task.shape] = (np.asarray(task.nonzero)[:, None], dims, task.resreq[dims, None])
+        return got
+
     def dynamic(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
-        total = np.zeros(len(view.idx))
+        nonzero, dims, dims_req = self._per_shape(task)
+        total = None
         if self.least_w or self.most_w:
-            requested = view.nonzero_used + np.asarray(task.nonzero)[:, None]
+            requested = view.nonzero_used + nonzero
             alloc = view.allocatable[:2]
             if self.least_w:
-                total += self.least_w * _resource_scores(requested, alloc, most=False)
+                total = self.least_w * _resource_scores(requested, alloc, most=False)
             if self.most_w:
-                total += self.most_w * _resource_scores(requested, alloc, most=True)
+                most = self.most_w * _resource_scores(requested, alloc, most=True)
+                total = most if total is None else total + most
         if self.balanced_w:
-            total += self.balanced_w * self._balanced(task, view)
-        return total
+            balanced = self.balanced_w * self._balanced(view, dims, dims_req)
+            total = balanced if total is None else total + balanced
+        return total if total is not None else np.zeros(len(view.idx))
 
-    def _balanced(self, task: TaskInfo, view: NodeView) -> np.ndarray:
+    def _balanced(self, view: NodeView, dims: list[int], dims_req: np.ndarray) -> np.ndarray:
         """BalancedAllocation: 100 x (1 - std of the requested fractions), resources with allocatable."""
-        dims = [0, 1] + [d for d in self.balanced_scalars if task.resreq[d] > 0]
-        alloc = view.allocatable[dims]
-        req = view.used[dims] + task.resreq[dims, None]
+        if len(dims) == 2:
+            alloc = view.allocatable[:2]
+            req = view.used[:2] + dims_req
+        else:
+            alloc = view.allocatable[dims]
+            req = view.used[dims] + dims_req
         if len(dims) == 2 and alloc.all():  # the usual case: std of two fractions is half their gap
             frac = np.minimum(req / alloc, 1.0)
             return np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * MAX_NODE_SCORE)
