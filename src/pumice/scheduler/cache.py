@@ -42,6 +42,9 @@ class ClusterState:
     #: Kept by a live cache: ``jobs`` less the finished ones (Completed, every pod done), which a
     #: session would only walk past. None: sessions take ``jobs``.
     active_jobs: dict[str, JobInfo] | None = None
+    #: Kept by a live cache: jobs an event touched since the last session's report (None: every
+    #: job is reported). A session reports these, the jobs it changed itself, and waiting ones.
+    dirty_jobs: set[str] | None = None
 
 
 def parse_time(value: Any) -> float:
@@ -277,13 +280,12 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
     uid = meta.get("uid") or f"{ns}-{name}"
     fields = _scheduling_fields(spec) if parsed is not None else None
     hit = parsed.get(uid) if parsed is not None else None
+    derived: dict[str, Any] = {}
     if hit is not None and hit[0] == fields and hit[1] == (meta.get("labels") or {}):
-        resreq, init, nonzero, shape = hit[2:]
+        resreq, init, nonzero, shape, derived = hit[2:]
     else:
         resreq, init, nonzero = pod_requests(space, pod)
         shape = shape_key(pod, resreq, init)
-        if parsed is not None:
-            parsed[uid] = (fields, meta.get("labels") or {}, resreq, init, nonzero, shape)
     ann = meta.get("annotations") or {}
     labels = meta.get("labels") or {}
     priority = spec.get("priority")
@@ -292,7 +294,7 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
     if TASK_PRIORITY_ANNOTATION in ann:
         with contextlib.suppress(ValueError):
             priority = int(ann[TASK_PRIORITY_ANNOTATION])
-    return TaskInfo(
+    task = TaskInfo(
         uid=uid,
         namespace=ns,
         name=name,
@@ -310,7 +312,11 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
         shape=shape,
         preemption_never=spec.get("preemptionPolicy") == "Never",
         nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
+        **derived,
     )
+    if parsed is not None and not derived:
+        parsed[uid] = (fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
+    return task
 
 
 def place_task(table: NodeTable, task: TaskInfo) -> None:

@@ -71,9 +71,14 @@ class LiveCache:
 
     def state(self) -> ClusterState:
         if self._state is None:
-            self._rebuild()
+            self._rebuild()  # its first session reports every job (dirty_jobs is None)
         assert self._state is not None
         return self._state
+
+    def reported(self) -> None:
+        """The last session's report was written: from now on only touched jobs need one."""
+        if self._state is not None:
+            self._state.dirty_jobs = set()
 
     def resync(self, kind: str, key: str) -> None:
         """Re-apply the last known object (after a write the store refused)."""
@@ -121,9 +126,11 @@ class LiveCache:
             self._classify(task.job)
 
     def _classify(self, job: Any) -> None:
-        """Keep ``active_jobs`` = present jobs that are not finished."""
+        """Keep ``active_jobs`` = present jobs that are not finished; note the job as touched."""
         state = self._state
         assert state is not None and state.active_jobs is not None
+        if state.dirty_jobs is not None:
+            state.dirty_jobs.add(job.uid)
         if job.uid in state.jobs and not job.finished():
             state.active_jobs[job.uid] = job
         else:
@@ -200,3 +207,4 @@ class LiveCache:
             return  # a queue's spec or status changed: which jobs are present did not
         state.jobs = {uid: j for uid, j in self._all_jobs.items() if j.queue in state.queues}
         state.active_jobs = {uid: j for uid, j in state.jobs.items() if not j.finished()}
+        state.dirty_jobs = None  # jobs came or went with the queue: report them all once

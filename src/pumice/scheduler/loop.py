@@ -118,6 +118,7 @@ class SchedulerLoop:
         now = self.clock.now() if self.clock is not None else time.time()
         outcome = run_session(self.cache.state(), self.conf, revert=True, now=now)
         self._write_back(outcome)
+        self.cache.reported()
         self.sync()
         self._seen_versions = tuple(inf.version for inf in self.informers.values())
         self.last = outcome

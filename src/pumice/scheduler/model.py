@@ -78,12 +78,19 @@ class TaskInfo:
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
+        if self.row is not None:
+            return  # derived fields handed over from an earlier parse of the same pod
         self.best_effort = not bool((self.init_resreq > 0).any())
         affinity = (self.pod.get("spec") or {}).get("affinity")
         self.anti_affinity = bool(affinity and (affinity.get("podAntiAffinity") or {})
                                   .get("requiredDuringSchedulingIgnoredDuringExecution"))
         self.row = np.concatenate([self.resreq, self.nonzero, (1.0,)])
         self.requested = tuple((d, float(self.resreq[d])) for d in np.flatnonzero(self.resreq > 0).tolist())
+
+    def derived(self) -> dict[str, Any]:
+        """What ``__post_init__`` works out from the requests (to hand to a re-made TaskInfo)."""
+        return {"best_effort": self.best_effort, "anti_affinity": self.anti_affinity, "row": self.row,
+                "requested": self.requested}
 
 
 @dataclass(eq=False)

@@ -96,6 +96,7 @@ class AllocateAction(Action):
                 if enqueue_configured:
                     continue
                 job.phase = "Inqueue"
+                ssn.touched.add(job.uid)
             if not job.count(TaskStatus.PENDING):
                 continue  # nothing to place (Volcano builds an empty worksheet and skips it)
             err = ssn.job_valid(job)
