@@ -77,27 +77,27 @@ class ProportionPlugin(Plugin):
         for q in ssn.queues.values():
             if q.guarantee:
                 total_guarantee += space.vector(q.guarantee)
+        by_queue: dict[str, list[JobInfo]] = {}
         for job in ssn.jobs.values():
-            q = ssn.queues.get(job.queue)
-            if q is None:
-                continue
-            attr = attrs.get(q.name)
-            if attr is None:
-                attr = attrs[q.name] = QueueAttr(
-                    queue=q, weight=q.weight, guarantee=space.vector(q.guarantee),
-                    capability=capability_vector(space, q.capability), allocated=space.zeros(),
-                    request=space.zeros(), inqueue=space.zeros(), elastic=space.zeros(),
-                )
-            attr.allocated += job.allocated
-            attr.request += job.allocated
-            attr.request += job.pending_request
-            if job.min_resources is None:
-                attr.elastic += job.allocated
-            else:
-                inq = job_inqueue(job)
-                if inq is not None:
-                    attr.inqueue += inq
-                attr.elastic += job_elastic(job)
+            if job.queue in ssn.queues:
+                by_queue.setdefault(job.queue, []).append(job)
+        for name, jobs in by_queue.items():
+            q = ssn.queues[name]
+            # column sums over the queue's jobs: one vectorized sum per quantity, not one per job
+            allocated = np.sum([j.allocated for j in jobs], axis=0)
+            with_min = [j for j in jobs if j.min_resources is not None]
+            inqueue = [v for v in (job_inqueue(j) for j in with_min) if v is not None]
+            elastic = allocated.copy()
+            if with_min:
+                elastic -= np.sum([j.allocated for j in with_min], axis=0)
+                elastic += np.maximum(np.array([j.allocated for j in with_min])
+                                      - np.array([j.min_resources for j in with_min]), 0).sum(axis=0)
+            attrs[name] = QueueAttr(
+                queue=q, weight=q.weight, guarantee=space.vector(q.guarantee),
+                capability=capability_vector(space, q.capability), allocated=allocated,
+                request=allocated + np.sum([j.pending_request for j in jobs], axis=0),
+                inqueue=np.sum(inqueue, axis=0) if inqueue else space.zeros(), elastic=elastic,
+            )
 
         for attr in attrs.values():
             real = np.maximum(total - total_guarantee, 0) + attr.guarantee
