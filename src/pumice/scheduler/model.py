@@ -385,6 +385,8 @@ class NodeTable:
         self.total = self.allocatable.sum(axis=1)
         #: Node indices in the order their rows changed; placement caches replay it.
         self.changes: list[int] = []
+        #: (configuration, static masks, rows, no-fit marks) kept across sessions by the placer.
+        self.placement_cache: tuple | None = None
         #: Bumped whenever a task leaves a node: only then can a task that fitted nowhere fit somewhere.
         self.freed = 0
 

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pumice.scheduler.framework.plugin import BatchScorer
     from pumice.scheduler.framework.session import Session
 
+#: Node changes kept for the placement caches of a long-lived state before they are dropped.
+MAX_CHANGE_LOG = 1_000_000
 #: Deepest ladder built at once; longer runs of replicas rebuild it when it runs out.
 MAX_LADDER_DEPTH = 64
 #: Most candidates of a ladder whose batch score is a group term (whole groups of the best nodes).
@@ -208,11 +210,18 @@ class Placer:
         self.filters = ssn.node_filters()
         self.scorers = ssn.node_scorers()
         self.batch = ssn.batch_scorers()
-        self._static: dict[tuple, _Static] = {}
-        self._rows: dict[tuple, _Rows] = {}
-        self._safe: dict[tuple, bool] = {}
+        # Static masks, per-shape rows and "fits nowhere" marks depend only on the node table, the
+        # shape and the configuration: a long-lived cluster state keeps them from session to
+        # session (the rows are refreshed from the node change log like within a session).
+        kept = ssn.nodes.placement_cache
+        if kept is None or kept[0] is not ssn.conf or len(ssn.nodes.changes) > MAX_CHANGE_LOG:
+            ssn.nodes.changes.clear()
+            kept = ssn.nodes.placement_cache = (ssn.conf, {}, {}, {})
+        self._static: dict[tuple, _Static] = kept[1]
+        self._rows: dict[tuple, _Rows] = kept[2]
         #: shape -> value of ``nodes.freed`` when it last fitted nowhere.
-        self._nofit: dict[tuple, int] = {}
+        self._nofit: dict[tuple, int] = kept[3]
+        self._safe: dict[tuple, bool] = {}
         self._explained: dict[tuple, tuple[int, str]] = {}
         self._ladder: _Ladder | _TermLadder | None = None
         #: The batch scorers that answered (not None) in the last ``_batch_scores`` call.

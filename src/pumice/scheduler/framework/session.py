@@ -85,7 +85,6 @@ class Session:
         self._placer: Any = None
         for job in self.jobs.values():
             job.reset_session_notes()
-        self.nodes.changes.clear()
 
     # --- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
