@@ -7,6 +7,7 @@ hands out the same wire format, so the same code serves them all.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -52,7 +53,12 @@ def parse_time(value: Any) -> float:
         return 0.0
     if isinstance(value, datetime):
         return value.timestamp()
-    text = str(value)
+    return _parse_timestamp(str(value))
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_timestamp(text: str) -> float:
+    """RFC 3339 to epoch seconds (timestamps repeat: objects are re-read on every event)."""
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
     try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from pumice.api.quantity import format_quantity
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import ALLOCATED_STATUS, SCHEDULED_STATUS, JobInfo, TaskStatus
@@ -82,20 +84,19 @@ def queue_allocated(ssn: Session) -> dict[str, dict[str, str]]:
     space = ssn.space
     totals = {name: space.zeros() for name in ssn.queues}
     pods = dict.fromkeys(ssn.queues, 0)
+    by_queue: dict[str, list[JobInfo]] = {}
     for job in ssn.jobs.values():
-        if job.queue not in totals:
-            continue
-        chain = [job.queue]
-        seen = {job.queue}
-        parent = ssn.queues[job.queue].parent or ("root" if job.queue != "root" else "")
-        while parent in ssn.queues and parent not in seen:
-            chain.append(parent)
-            seen.add(parent)
-            parent = ssn.queues[parent].parent or ("root" if parent != "root" else "")
-        n = job.count(ALLOCATED_STATUS)
-        for name in chain:
-            totals[name] += job.allocated
+        if job.queue in totals:
+            by_queue.setdefault(job.queue, []).append(job)
+    for queue, jobs in by_queue.items():
+        allocated = np.sum([j.allocated for j in jobs], axis=0)
+        n = sum(j.count(ALLOCATED_STATUS) for j in jobs)
+        name, seen = queue, set()
+        while name in ssn.queues and name not in seen:  # the queue and every ancestor, up to root
+            seen.add(name)
+            totals[name] += allocated
             pods[name] += n
+            name = ssn.queues[name].parent or ("root" if name != "root" else "")
     out: dict[str, dict[str, str]] = {}
     for name, total in totals.items():
         out[name] = {n: exact_quantity(n, float(v)) for n, v in zip(space.names, total, strict=True) if v}

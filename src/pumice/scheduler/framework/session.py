@@ -77,6 +77,8 @@ class Session:
         self.evictions: list[str] = []
         #: Per-queue explanations of why jobs did not get resources (for people).
         self.queue_reasons: dict[str, str] = {}
+        #: Per-session memo for values several plugins derive from the same job at open.
+        self.memo: dict[Any, Any] = {}
         #: Jobs whose tasks or phase this session changed (they are reported at close).
         self.touched: set[str] = set()
         #: Every statement of the session; what none committed or discarded is undone by ``revert``.

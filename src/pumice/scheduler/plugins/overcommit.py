@@ -5,7 +5,7 @@ from __future__ import annotations
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import PERMIT, REJECT, Session
 from pumice.scheduler.model import JobInfo
-from pumice.scheduler.plugins.proportion import _fits, job_inqueue
+from pumice.scheduler.plugins.proportion import _fits, session_inqueue
 
 DEFAULT_FACTOR = 1.2
 
@@ -22,7 +22,7 @@ class OvercommitPlugin(Plugin):
         idle = ssn.total_resource * factor - ssn.nodes.used.sum(axis=1)
         inqueue = space.zeros()
         for job in ssn.jobs.values():
-            inq = job_inqueue(job)
+            inq = session_inqueue(ssn, job)
             if inq is not None:
                 inqueue += inq
 

@@ -48,6 +48,15 @@ def capability_vector(space: ResourceSpace, capability: dict | None) -> np.ndarr
     return vec
 
 
+def session_inqueue(ssn: Session, job: JobInfo) -> np.ndarray | None:
+    """``job_inqueue`` once per session (proportion, overcommit and capacity all read it at open)."""
+    key = ("inqueue", job.uid)
+    memo = ssn.memo
+    if key not in memo:
+        memo[key] = job_inqueue(job)
+    return memo[key]
+
+
 def job_inqueue(job: JobInfo) -> np.ndarray | None:
     """What an admitted job holds in its queue before its pods run (Volcano's ``inqueue``)."""
     if job.min_resources is None:
@@ -86,7 +95,7 @@ class ProportionPlugin(Plugin):
             # column sums over the queue's jobs: one vectorized sum per quantity, not one per job
             allocated = np.sum([j.allocated for j in jobs], axis=0)
             with_min = [j for j in jobs if j.min_resources is not None]
-            inqueue = [v for v in (job_inqueue(j) for j in with_min) if v is not None]
+            inqueue = [v for v in (session_inqueue(ssn, j) for j in with_min) if v is not None]
             elastic = allocated.copy()
             if with_min:
                 elastic -= np.sum([j.allocated for j in with_min], axis=0)
