@@ -26,6 +26,15 @@ from pumice.scheduler.model import TaskInfo, TaskStatus
 KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode")
 
 
+def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Two versions of an object that differ at most in ``status`` and bookkeeping metadata."""
+    if old.get("spec") != new.get("spec"):
+        return False
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    return all(om.get(k) == nm.get(k) for k in ("uid", "labels", "annotations", "creationTimestamp", "name",
+                                                   "namespace"))
+
+
 def _key(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")
@@ -176,7 +185,15 @@ class LiveCache:
     def _group_changed(self, key: str, pg: dict[str, Any] | None) -> None:
         state = self._state
         assert state is not None and self._catalog is not None
-        old = self._all_jobs.pop(key, None)
+        old = self._all_jobs.get(key)
+        if old is not None and pg is not None and _same_but_status(old.pod_group, pg):
+            # a status write (most PodGroup events): the job keeps its tasks, only its phase moves
+            old.pod_group = pg
+            old.phase = (pg.get("status") or {}).get("phase") or "Pending"
+            if key in state.jobs:
+                self._classify(old)
+            return
+        self._all_jobs.pop(key, None)
         state.jobs.pop(key, None)
         assert state.active_jobs is not None
         state.active_jobs.pop(key, None)
