@@ -66,6 +66,13 @@ class GarbageCollector:
             heapq.heappop(self._heap)  # stale entry
         return self._heap[0][0] if self._heap else None
 
+    def pending(self) -> bool:
+        """Whether ``sync`` has anything to do (see ``ControllerManager.sync``)."""
+        if self.jobs.pending():
+            return True
+        due = self.next_wakeup()
+        return due is not None and due <= self.clock.now()
+
     def sync(self) -> bool:
         for d in self.jobs.drain():
             self._track(d.key, d.new)

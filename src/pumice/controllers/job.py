@@ -278,6 +278,13 @@ class JobController:
                     log.warning("job %s/%s: %s", key[0], key[1], err)
         return self._wrote
 
+    def pending(self) -> bool:
+        """Whether ``sync`` has anything to do (see ``ControllerManager.sync``)."""
+        if (self._queue or self.jobs.pending() or self.podgroups.pending() or self.pods.pending()
+                or self.commands.pending()):
+            return True
+        return bool(self._delayed) and self._delayed[0][0] <= self.clock.now()
+
     def next_wakeup(self) -> float | None:
         """When the next delayed policy action (``timeout``) is due."""
         return self._delayed[0][0] if self._delayed else None

@@ -7,7 +7,7 @@ them needs to act again by the clock (TTLs, policy timeouts), or None.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from pumice.clock import Clock
 from pumice.store import Store
@@ -41,14 +41,23 @@ class ControllerManager:
         self.jobs = JobController(store, clock)
         self.gc = GarbageCollector(store, clock)
         self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc)
+        self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]]] | None = None  # (for, [(sync, pending)])
 
     def sync(self) -> bool:
-        """Run every controller until none writes; True if anything was written."""
+        """Run every controller until none writes; True if anything was written.
+
+        A controller that says it has nothing pending (no watch event, no queued work, no timer due: its
+        ``pending()``) is not asked, since its ``sync`` would do nothing.
+        """
+        if self._checked is None or self._checked[0] is not self.controllers:
+            self._checked = (self.controllers, [(c.sync, getattr(c, "pending", None)) for c in self.controllers])
+        steps = self._checked[1]
         wrote = False
         for _ in range(self.max_rounds):
             round_wrote = False
-            for controller in self.controllers:
-                round_wrote |= controller.sync()
+            for sync, pending in steps:
+                if pending is None or pending():
+                    round_wrote |= sync()
             wrote |= round_wrote
             if not round_wrote:
                 break

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pumice.store import Gone, Store
+from pumice.store import Gone, Store, Watcher
 from pumice.store.protocol import LabelSelectorArg
 
 __all__ = ["Delta", "Mirror", "obj_key"]
@@ -89,6 +89,16 @@ class Mirror:
             self.objects[key] = event.object
             deltas.append(Delta(key, old, event.object))
         return deltas
+
+    def pending(self) -> bool:
+        """Whether ``drain`` may have changes to hand out (True when the watch cannot tell)."""
+        if self._pending:
+            return True
+        watch = self.watch
+        if type(watch) is Watcher:
+            return watch.pending > 0
+        queued = getattr(watch, "pending", None)
+        return not isinstance(queued, int) or queued > 0
 
     def get(self, namespace: str, name: str) -> Obj | None:
         return self.objects.get((namespace, name))

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from pumice.clock import Clock
-from pumice.store import AlreadyExists, NotFound, Store
+from pumice.store import AlreadyExists, NotFound, Store, read_only_results
 
 from .mirror import Delta, Mirror
 from .names import COMMANDS, PODGROUPS, QUEUES, annotations, name_of, namespace_of
@@ -75,6 +75,7 @@ class QueueController:
         self.queues = Mirror(store, QUEUES)
         self.podgroups = Mirror(store, PODGROUPS)
         self.commands = Mirror(store, COMMANDS)
+        self._ro = read_only_results(store)  # write results go to the mirrors, which only read them
         self._children: dict[str, set[str]] = defaultdict(set)
         self._counts: dict[str, Counter[str]] = defaultdict(Counter)
         self._dirty: set[str] = set(name for _, name in self.queues.objects)
@@ -88,6 +89,10 @@ class QueueController:
 
     def next_wakeup(self) -> float | None:
         return None
+
+    def pending(self) -> bool:
+        """Whether ``sync`` has anything to do (see ``ControllerManager.sync``)."""
+        return bool(self._dirty) or self.queues.pending() or self.podgroups.pending() or self.commands.pending()
 
     def sync(self) -> bool:
         self._wrote = False
@@ -147,13 +152,14 @@ class QueueController:
         if queue is None or _state(queue) == state:
             return
         with contextlib.suppress(NotFound):
-            self.queues.put(self.store.patch(QUEUES, None, name, {"status": {"state": state}}, subresource="status"))
+            self.queues.put(self.store.patch(QUEUES, None, name, {"status": {"state": state}}, subresource="status",
+                                             **self._ro))
             self._wrote = True
 
     def _annotate(self, name: str, value: str | None) -> None:
         with contextlib.suppress(NotFound):
             patch = {"metadata": {"annotations": {CLOSED_BY_PARENT: value}}}
-            self.queues.put(self.store.patch(QUEUES, None, name, patch))
+            self.queues.put(self.store.patch(QUEUES, None, name, patch, **self._ro))
             self._wrote = True
 
     def close(self, name: str) -> None:
@@ -188,7 +194,7 @@ class QueueController:
             return
         if name != "root" and not _parent(queue):
             with contextlib.suppress(NotFound):
-                queue = self.store.patch(QUEUES, None, name, {"spec": {"parent": "root"}})
+                queue = self.store.patch(QUEUES, None, name, {"spec": {"parent": "root"}}, **self._ro)
                 self.queues.put(queue)
                 self._wrote = True
         status = queue.get("status") or {}
@@ -204,6 +210,6 @@ class QueueController:
                 wanted[field] = counts[field]
         if wanted:
             with contextlib.suppress(NotFound):
-                patched = self.store.patch(QUEUES, None, name, {"status": wanted}, subresource="status")
+                patched = self.store.patch(QUEUES, None, name, {"status": wanted}, subresource="status", **self._ro)
                 self.queues.put(patched)
                 self._wrote = True

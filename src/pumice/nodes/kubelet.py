@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from pumice.clock import Clock, rfc3339
-from pumice.store import Gone, Store, StoreError, Watch, WatchEvent
+from pumice.store import Gone, Store, StoreError, Watch, Watcher, WatchEvent, read_only_results
 
 from .duration import exit_code, pod_duration
 from .status import node_ready_patch, pod_failed_patch, pod_running_patch, pod_terminated_patch
@@ -67,6 +67,7 @@ class SimulatedKubelet:
         self._waiting: dict[str, dict[str, dict[str, Any]]] = {}  # node not (yet) known -> its bound pods
         self._timers: list[tuple[float, int, str, str]] = []
         self._seq = itertools.count()
+        self._ro = read_only_results(store)  # what this kubelet writes, it does not read back
         self._node_watch = self._watch("nodes")
         self._pod_watch = self._watch("pods")
 
@@ -85,6 +86,8 @@ class SimulatedKubelet:
 
     def sync(self) -> bool:
         """Apply store events and fire due timers until quiet; True if anything was written."""
+        if self._idle():
+            return False
         wrote = False
         while True:
             acted = False
@@ -96,6 +99,13 @@ class SimulatedKubelet:
             if not acted:
                 return wrote
             wrote = True
+
+    def _idle(self) -> bool:
+        """Nothing to do: no queued watch event (as far as the watches tell) and no timer due."""
+        for watch in (self._node_watch, self._pod_watch):
+            if type(watch) is not Watcher or watch.pending:
+                return False
+        return not self._timers or self._timers[0][0] > self.clock.now()
 
     def next_wakeup(self) -> float | None:
         """The virtual time of the next pod completion, or ``None``."""
@@ -196,7 +206,7 @@ class SimulatedKubelet:
         if name not in self._failed and _ready_condition(node) is None:
             with contextlib.suppress(StoreError):
                 self.store.patch("nodes", None, name, node_ready_patch(node, True, rfc3339(self.clock.now())),
-                                 subresource="status")
+                                 subresource="status", **self._ro)
                 acted = True
         for pod in self._waiting.pop(name, {}).values():
             acted |= self._on_pod(WatchEvent("MODIFIED", pod))
@@ -235,7 +245,8 @@ class SimulatedKubelet:
         else:
             start = now
             try:
-                self.store.patch("pods", *key.split("/", 1), pod_running_patch(pod, ts), subresource="status")
+                self.store.patch("pods", *key.split("/", 1), pod_running_patch(pod, ts), subresource="status",
+                                 **self._ro)
             except StoreError:
                 return False
         try:
@@ -263,7 +274,7 @@ class SimulatedKubelet:
             self._forget(key)
             with contextlib.suppress(StoreError):
                 self.store.patch("pods", *key.split("/", 1), pod_terminated_patch(pod, rfc3339(now), exit_code(pod)),
-                                 subresource="status")
+                                 subresource="status", **self._ro)
             fired = True
         return fired
 

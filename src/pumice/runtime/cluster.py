@@ -19,7 +19,7 @@ from pumice.clock import Clock, VirtualClock, WallClock, to_datetime
 from pumice.nodes import SimulatedKubelet
 from pumice.scheduler import SchedulerConf
 from pumice.scheduler.loop import SchedulerLoop
-from pumice.store import MemoryStore, NotFound, Store
+from pumice.store import AlreadyExists, MemoryStore, NotFound, ResourceInfo, Store, read_only_results
 
 from .demand import Demand
 from .wiring import attach_admission, default_queues, load_admission, resource_for
@@ -70,7 +70,11 @@ class Cluster:
         self.demand = Demand(store)
         self.cycles = 0
         self._last_cycle = -math.inf
-        self._quiet: tuple[str, float] | None = None  # (store version, time) at which the parts last settled
+        self._kinds: dict[str, ResourceInfo] = {}  # kind -> resource, as resource_for answers (its registry is fixed)
+        registry = getattr(store, "resources", None)
+        if registry is not None:
+            for name in registry:
+                self._kinds.setdefault(registry[name].kind, registry[name])
 
     # --- driving --------------------------------------------------------------------------------------------
 
@@ -78,23 +82,15 @@ class Cluster:
         return self.store.resource_version
 
     def _settle(self) -> bool:
-        """Controllers and kubelets until neither writes anything.
-
-        They act on store events and on their clock timers only: when neither the store nor the clock moved
-        since they last settled, there is nothing for them to do, and they are not even asked.
-        """
+        """Controllers and kubelets until neither writes anything."""
         moved = False
-        now = self.clock.now()
         before = self._version()
-        if self._quiet == (before, now):
-            return False
         for _ in range(MAX_ROUNDS):
             if self.controllers is not None:
                 self.controllers.sync()
             self.kubelet.sync()
             after = self._version()
             if after == before:
-                self._quiet = (after, now)
                 return moved
             moved = True
             before = after
@@ -186,28 +182,31 @@ class Cluster:
 
     # --- objects --------------------------------------------------------------------------------------------
 
-    def apply(self, objects: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Create or update objects as ``kubectl apply`` would (absent: create; present: merge the new body)."""
+    def apply(self, objects: Iterable[Mapping[str, Any]], *, copy: bool = True) -> list[dict[str, Any]]:
+        """Create or update objects as ``kubectl apply`` would (absent: create; present: merge the new body).
+
+        Returns the stored objects: copies, or with ``copy=False`` the store's own, read-only (cheaper).
+        """
+        ro = {} if copy else read_only_results(self.store)
         out: list[dict[str, Any]] = []
         for raw in objects:
             obj = dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)  # KubeObject or wire dict
-            info = resource_for(obj, self.store)
+            info = self._kinds.get(str(obj.get("kind") or "")) or resource_for(obj, self.store)
             meta = dict(obj.get("metadata") or {})
             ns = (meta.get("namespace") or "default") if info.namespaced else None
             if ns is not None:
                 meta["namespace"] = ns
                 obj["metadata"] = meta
             name = meta.get("name")
-            try:
-                if not name:
-                    raise NotFound("generated name")
-                self.store.get(info.name, ns, name)
-            except NotFound:
-                out.append(self.store.create(info.name, obj))
+            try:  # absent (the usual case): created at once; the store refuses a taken name before any check
+                out.append(self.store.create(info.name, obj, **ro))
                 continue
+            except AlreadyExists:
+                if not name:
+                    raise
             body = {k: v for k, v in obj.items() if k not in ("status", "apiVersion", "kind")}
             body["metadata"] = {k: v for k, v in meta.items() if k in ("labels", "annotations")}
-            out.append(self.store.patch(info.name, ns, name, body))
+            out.append(self.store.patch(info.name, ns, name, body, **ro))
         return out
 
     def delete(self, objects: Iterable[Mapping[str, Any]]) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 from pumice.clock import Clock, rfc3339
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
-from pumice.store import Gone, Store, StoreError
+from pumice.store import Gone, Store, StoreError, read_only_results
 
 #: What the scheduler watches, in the order a session needs them.
 WATCHED = (
@@ -95,6 +95,8 @@ class SchedulerLoop:
         self.cache = LiveCache()
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
+        #: Write results are only read: the store may hand back its own (read-only) objects.
+        self._ro = read_only_results(store)
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
         self._written: dict[str, tuple] = {}
         self._seen_versions: tuple[int, ...] = ()
@@ -130,13 +132,13 @@ class SchedulerLoop:
         for pod in outcome.evictions:
             ns, name = pod.split("/", 1)
             try:
-                store.delete("pods", ns, name)
+                store.delete("pods", ns, name, **self._ro)
             except StoreError:  # already gone: the watch says so
                 self.cache.resync("Pod", pod)
         for pod, node in outcome.binds.items():
             ns, name = pod.split("/", 1)
             try:
-                store.bind(ns, name, node)
+                store.bind(ns, name, node, **self._ro)
             except StoreError:  # deleted or bound meanwhile: take the store's word for it
                 self.cache.resync("Pod", pod)
         pgs = self.informers[PODGROUPS].objects
@@ -176,7 +178,7 @@ class SchedulerLoop:
             if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
                 ns, name = key.split("/", 1)
                 try:
-                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status")
+                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", **self._ro)
                 except StoreError:
                     written.pop(key, None)
                 else:
@@ -194,14 +196,16 @@ class SchedulerLoop:
                 continue
             ns, name = key.split("/", 1)
             with contextlib.suppress(StoreError):
-                store.patch("pods", ns, name, {"status": {"conditions": [*others, cond]}}, subresource="status")
+                store.patch("pods", ns, name, {"status": {"conditions": [*others, cond]}}, subresource="status",
+                            **self._ro)
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)
             if q is None or (q.get("status") or {}).get("allocated", {}) == allocated:
                 continue
             with contextlib.suppress(StoreError):
-                store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status")
+                store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
+                            **self._ro)
 
 
     def _event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from pumice.clock import VirtualClock
 from pumice.runtime import Cluster
 from pumice.scheduler import ConfError, SchedulerConf, default_conf, load_conf
-from pumice.store import StoreError
+from pumice.store import StoreError, read_only_results
 
 from .errors import ScenarioError
 from .recorder import Recorder
@@ -81,7 +81,10 @@ def _act(cluster: Cluster, action: Action, errors: list[str]) -> None:
     if action.kind in ("apply", "delete"):
         for obj in action.objects:  # one refusal does not stop the others, as with kubectl
             try:
-                (cluster.apply if action.kind == "apply" else cluster.delete)([obj])
+                if action.kind == "apply":
+                    cluster.apply([obj], copy=False)
+                else:
+                    cluster.delete([obj])
             except (StoreError, KeyError) as err:
                 errors.append(f"t={action.at:g}s {where}: {err}")
         return
@@ -98,14 +101,15 @@ def _act(cluster: Cluster, action: Action, errors: list[str]) -> None:
 
 def _gc(cluster: Cluster, rec: Recorder) -> None:
     """Delete finished plain pods, and their PodGroup once all its pods are gone (trace semantics)."""
+    ro = read_only_results(cluster.store)  # the deleted objects are not looked at
     for uid in rec.take_finished():
         prec = rec.pods[uid]
         with contextlib.suppress(StoreError):
-            cluster.store.delete("pods", prec.namespace, prec.name)
+            cluster.store.delete("pods", prec.namespace, prec.name, **ro)
         job = rec.jobs.get(prec.job)
         if job is not None and job.kind == "PodGroup" and all(rec.pods[p].end is not None for p in job.pods):
             with contextlib.suppress(StoreError):
-                cluster.store.delete("podgroups.scheduling.volcano.sh", prec.namespace, job.name)
+                cluster.store.delete("podgroups.scheduling.volcano.sh", prec.namespace, job.name, **ro)
 
 
 def run_scenario(scenario: Scenario, progress: Callable[[float], None] | None = None) -> SimResult:

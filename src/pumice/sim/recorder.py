@@ -112,12 +112,14 @@ class Recorder:
         self.node_index: dict[str, int] = {}
         self.capacity = np.zeros((0, 3))
         self.used = np.zeros((0, 3))
+        self._total = np.zeros(3)  # = used.sum(axis=0), kept as it changes (whole numbers: exact in any order)
         self.queue_used: dict[str, np.ndarray] = {}
         #: allocation steps: (t, total used vector, {queue: used vector})
         self.series: list[tuple[float, np.ndarray, dict[str, np.ndarray]]] = []
         self.shapes: Counter[bytes] = Counter()
         self.finished_plain: list[str] = []  # plain pods that finished since the last take_finished()
         self._watches: dict[str, Watch] = {r: store.watch(r) for r in ("nodes", PODGROUPS, JOBS, "pods")}
+        self._handlers = {"nodes": self._on_node, PODGROUPS: self._on_group, JOBS: self._on_job, "pods": self._on_pod}
 
     # --- events ---------------------------------------------------------------------------------------------
 
@@ -136,7 +138,7 @@ class Recorder:
                 items, rv = self.store.list(resource)
                 self._watches[resource] = self.store.watch(resource, resource_version=rv)
                 events = [WatchEvent("MODIFIED", o) for o in items]
-            handler = {"nodes": self._on_node, PODGROUPS: self._on_group, JOBS: self._on_job, "pods": self._on_pod}
+            handler = self._handlers
             for ev in events:
                 changed |= handler[resource](ev, t)
         if changed:
@@ -153,7 +155,7 @@ class Recorder:
         return done
 
     def _snapshot(self, t: float) -> None:
-        entry = (t, self.used.sum(axis=0), {q: v.copy() for q, v in self.queue_used.items()})
+        entry = (t, self._total.copy(), {q: v.copy() for q, v in self.queue_used.items()})
         if self.series and self.series[-1][0] == t:
             self.series[-1] = entry
         else:
@@ -277,6 +279,7 @@ class Recorder:
         i = self.node_index.get(rec.node)
         if i is not None:
             self.used[i] += sign * rec.vector
+            self._total += sign * rec.vector
         qv = self.queue_used.setdefault(rec.queue, np.zeros(3))
         qv += sign * rec.vector
         return True

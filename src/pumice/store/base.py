@@ -27,12 +27,12 @@ from .backend import Backend, StoredEvent
 from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
 from .jsonutil import copy_json, normalize_json
 from .patch import apply_patch, merge_patch_shared, normalize_patch_type
-from .protocol import Admission, FieldSelectorArg, LabelSelectorArg
+from .protocol import Admission, FieldSelectorArg, LabelSelectorArg, WatchEvent
 from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
 from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 from .watch import Watcher
 
-__all__ = ["DEFAULT_HISTORY", "BaseStore", "format_timestamp"]
+__all__ = ["DEFAULT_HISTORY", "BaseStore", "format_timestamp", "read_only_results"]
 
 DEFAULT_HISTORY = 10_000
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as Kubernetes: no vowels, no look-alikes
@@ -55,6 +55,15 @@ def format_timestamp(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_only_results(store: object) -> dict[str, Any]:
+    """Keyword arguments for a store's writes that skip the copy of the result: ``{"copy": False}`` for a
+    ``BaseStore`` (the result is then the stored object, read-only), nothing for any other ``Store``.
+
+    For callers that only read what a write returns, or ignore it: ``store.patch(..., **read_only)``.
+    """
+    return {"copy": False} if isinstance(store, BaseStore) else {}
 
 
 def _utcnow() -> datetime:
@@ -297,12 +306,16 @@ class BaseStore:
 
     # --- writes -------------------------------------------------------------------------------------------
 
-    def create(self, resource: str, obj: Mapping[str, Any]) -> dict[str, Any]:
-        """Store a new object (see ``Store.create``)."""
+    def create(self, resource: str, obj: Mapping[str, Any], *, copy: bool = True) -> dict[str, Any]:
+        """Store a new object (see ``Store.create``).
+
+        Every write returns a copy the caller owns; with ``copy=False`` it returns the stored object itself,
+        read-only like a watch event's, which saves a deep copy when the caller only reads it (or not at all).
+        """
         with self._lock:
             self._check_open()
             info = self._registry.info(resource)
-            if not isinstance(obj, Mapping):
+            if type(obj) is not dict and not isinstance(obj, Mapping):
                 raise BadRequest(f"an object must be a JSON object, got {type(obj).__name__}")
             new = normalize_json(dict(obj))
             meta = _metadata(new)
@@ -337,7 +350,7 @@ class BaseStore:
             admitted = self._admit("CREATE", resource, new, None)
             assert admitted is not None
             new = system_fields(admitted)
-            return self._commit(resource, namespace, name, "ADDED", new, None)
+            return self._commit(resource, namespace, name, "ADDED", new, None, copy)
 
     def _resolve_name(self, resource: str, namespace: str, meta: dict[str, Any]) -> str:
         name = meta.get("name")
@@ -355,12 +368,14 @@ class BaseStore:
                 return candidate
         raise AlreadyExists(f"{resource} with generateName {base!r}: could not find a free name, retry")
 
-    def update(self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None) -> dict[str, Any]:
+    def update(
+        self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None, copy: bool = True
+    ) -> dict[str, Any]:
         """Replace an object with optimistic concurrency (see ``Store.update``)."""
         with self._lock:
             self._check_open()
             info = self._registry.info(resource)
-            if not isinstance(obj, Mapping):
+            if type(obj) is not dict and not isinstance(obj, Mapping):
                 raise BadRequest(f"an object must be a JSON object, got {type(obj).__name__}")
             incoming = normalize_json(dict(obj))
             meta = _metadata(incoming)
@@ -368,7 +383,7 @@ class BaseStore:
             if not name or not isinstance(name, str):
                 raise BadRequest("metadata.name is required to update an object")
             namespace = (meta.get("namespace") or "default") if info.namespaced else ""
-            return self._update(info, namespace, name, incoming, self._check_subresource(info, subresource))
+            return self._update(info, namespace, name, incoming, self._check_subresource(info, subresource), copy)
 
     def _prepare_update(
         self,
@@ -440,6 +455,7 @@ class BaseStore:
         name: str,
         incoming: dict[str, Any],
         subresource: str | None,
+        copy: bool = True,
     ) -> dict[str, Any]:
         resource = info.name
         old = self._require(resource, namespace, name)
@@ -468,10 +484,10 @@ class BaseStore:
         if subresource is None and self._body_changed(info, old, new):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if new == old:
-            return copy_json(old)  # a no-op write: no new resourceVersion, no event (as Kubernetes)
+            return copy_json(old) if copy else old  # a no-op write: no new resourceVersion, no event (as Kubernetes)
         if new_meta.get("deletionTimestamp") and not new_meta.get("finalizers"):
-            return self._commit(resource, namespace, name, "DELETED", new, old)
-        return self._commit(resource, namespace, name, "MODIFIED", new, old)
+            return self._commit(resource, namespace, name, "DELETED", new, old, copy)
+        return self._commit(resource, namespace, name, "MODIFIED", new, old, copy)
 
     def patch(
         self,
@@ -482,6 +498,7 @@ class BaseStore:
         *,
         patch_type: str = "merge",
         subresource: str | None = None,
+        copy: bool = True,
     ) -> dict[str, Any]:
         """Apply a merge patch or JSON patch to the current object, then store it as an update."""
         with self._lock:
@@ -490,7 +507,7 @@ class BaseStore:
             ns = self._scope(info, namespace)
             sub = self._check_subresource(info, subresource)
             kind = normalize_patch_type(patch_type)
-            if kind == "merge" and not isinstance(patch, Mapping):
+            if kind == "merge" and type(patch) is not dict and not isinstance(patch, Mapping):
                 raise BadRequest("a merge patch must be a JSON object")
             old = self._require(resource, ns, name)
             if kind == "merge" and not self._vets(_qualified(resource, sub)):
@@ -503,10 +520,16 @@ class BaseStore:
             meta = patched["metadata"]
             if meta.get("name") != name or (info.namespaced and meta.get("namespace") != ns):
                 raise BadRequest("a patch cannot change metadata.name or metadata.namespace")
-            return self._update(info, ns, name, patched, sub)
+            return self._update(info, ns, name, patched, sub, copy)
 
     def delete(
-        self, resource: str, namespace: str | None, name: str, *, resource_version: str | None = None
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        resource_version: str | None = None,
+        copy: bool = True,
     ) -> dict[str, Any]:
         """Delete now, or set ``deletionTimestamp`` while finalizers remain; returns the object."""
         with self._lock:
@@ -524,16 +547,16 @@ class BaseStore:
             self._admit("DELETE", resource, None, old)
             if old_meta.get("finalizers"):
                 if old_meta.get("deletionTimestamp"):
-                    return copy_json(old)
+                    return copy_json(old) if copy else old
                 new = {**old, "metadata": dict(old_meta)}  # the rest is shared: stored objects are immutable
                 new_meta = new["metadata"]
                 new_meta["deletionTimestamp"] = self._now()
                 new_meta["deletionGracePeriodSeconds"] = 0
                 new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
-                return self._commit(resource, ns, name, "MODIFIED", new, old)
-            return self._commit(resource, ns, name, "DELETED", {**old, "metadata": dict(old_meta)}, old)
+                return self._commit(resource, ns, name, "MODIFIED", new, old, copy)
+            return self._commit(resource, ns, name, "DELETED", {**old, "metadata": dict(old_meta)}, old, copy)
 
-    def bind(self, namespace: str, pod_name: str, node_name: str) -> dict[str, Any]:
+    def bind(self, namespace: str, pod_name: str, node_name: str, *, copy: bool = True) -> dict[str, Any]:
         """Assign an unbound pod to a node, exactly once (see ``Store.bind``)."""
         with self._lock:
             self._check_open()
@@ -561,7 +584,7 @@ class BaseStore:
             new["metadata"]["generation"] = int(old["metadata"].get("generation") or 0) + 1
             if self._vets("pods/binding"):
                 self._admit("UPDATE", "pods/binding", copy_json(new), old)
-            return self._commit("pods", ns, pod_name, "MODIFIED", new, old)
+            return self._commit("pods", ns, pod_name, "MODIFIED", new, old, copy)
 
     def _set_condition(self, pod: dict[str, Any], condition: dict[str, Any]) -> None:
         status = pod.get("status")
@@ -589,6 +612,7 @@ class BaseStore:
         event_type: Literal["ADDED", "MODIFIED", "DELETED"],
         new: dict[str, Any],
         previous: dict[str, Any] | None,
+        copy: bool = True,
     ) -> dict[str, Any]:
         """Persist one write (``new`` is owned and becomes immutable), then publish it."""
         rv = self._rv + 1
@@ -609,7 +633,12 @@ class BaseStore:
                 batch.failure = exc
                 raise
         self._rv = rv
-        by_name = self._objects.setdefault(resource, {}).setdefault(namespace, {})
+        by_namespace = self._objects.get(resource)
+        if by_namespace is None:
+            by_namespace = self._objects[resource] = {}
+        by_name = by_namespace.get(namespace)
+        if by_name is None:
+            by_name = by_namespace[namespace] = {}
         if event_type == "DELETED":
             del by_name[name]
         else:
@@ -619,7 +648,7 @@ class BaseStore:
         else:
             batch.undo.append((resource, namespace, name, previous))
             batch.events.append(event)
-        return copy_json(new)
+        return copy_json(new) if copy else new
 
     def _safe_rollback(self) -> None:
         with suppress(Exception):  # the error that made us roll back is the one worth raising
@@ -631,16 +660,17 @@ class BaseStore:
         if not entries:
             return
         version = event.resource_version
-        rv = str(version)
-        existed = event.previous is not None
-        for entry in builtins.list(entries.values()):
+        # what every watch without a selector gets (``_deliver``'s answer when all objects match): one shared
+        # event, whose object already carries this resourceVersion (set by ``_commit``)
+        if event.type != "DELETED":
+            shared: WatchEvent | None = WatchEvent("MODIFIED" if event.previous is not None else "ADDED", event.object)
+        else:
+            shared = WatchEvent("DELETED", event.object) if event.previous is not None else None
+        for entry in entries.values():  # nothing below (un)registers a watch: the store's lock is held
             if not entry.everything or entry.namespace is not None:
                 self._deliver(entry, event)
-            elif version > entry.start:  # _deliver's answer when every object matches, without the calls
-                if event.type != "DELETED":
-                    entry.watcher.put("MODIFIED" if existed else "ADDED", event.object, rv)
-                elif existed:
-                    entry.watcher.put("DELETED", event.object, rv)
+            elif shared is not None and version > entry.start:
+                entry.watcher.push(shared)
 
     @contextmanager
     def batch(self) -> Iterator[Self]:

@@ -23,8 +23,6 @@ from .protocol import EventType, WatchEvent
 
 __all__ = ["Watcher"]
 
-_Entry = tuple[EventType, dict[str, Any] | None, str]
-
 
 def _wake(future: asyncio.Future[None]) -> None:
     if not future.done():
@@ -36,8 +34,9 @@ class Watcher:
 
     def __init__(self, on_close: Callable[[Watcher], None] | None = None, *, copy: bool = False) -> None:
         self._copy = copy
-        self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[_Entry] = deque()
+        self._lock = threading.Lock()  # taken directly where nobody waits: cheaper than the condition's methods
+        self._cond = threading.Condition(self._lock)
+        self._queue: deque[WatchEvent] = deque()
         self._closed = False
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._blocked = 0  # threads waiting in next(): only then does a put need to notify
@@ -51,10 +50,21 @@ class Watcher:
         The handed-out object has ``metadata.resourceVersion = resource_version`` (a shallow copy with a new
         ``metadata`` when ``obj`` carries another one); a ``BOOKMARK`` carries only that field.
         """
-        with self._cond:
+        if obj is None:
+            obj = {"metadata": {"resourceVersion": resource_version}}
+        else:
+            meta = obj.get("metadata")
+            if isinstance(meta, dict) and meta.get("resourceVersion") != resource_version:
+                obj = {**obj, "metadata": {**meta, "resourceVersion": resource_version}}
+        self.push(WatchEvent(event_type, obj))
+
+    def push(self, event: WatchEvent) -> None:
+        """Queue a ready event, which may be shared with other watches: its object already carries the
+        event's resourceVersion, and nobody may mutate either (see ``put``)."""
+        with self._lock:
             if self._closed:
                 return
-            self._queue.append((event_type, obj, resource_version))
+            self._queue.append(event)
             if self._blocked:
                 self._cond.notify()
             if self._waiters:
@@ -78,20 +88,8 @@ class Watcher:
         """Number of queued, unread events."""
         return len(self._queue)
 
-    def _materialize(self, entry: _Entry) -> WatchEvent:
-        event_type, obj, resource_version = entry
-        if obj is None:
-            return WatchEvent(event_type, {"metadata": {"resourceVersion": resource_version}})
-        if self._copy:
-            copy = copy_json(obj)
-            meta = copy.get("metadata")
-            if isinstance(meta, dict):
-                meta["resourceVersion"] = resource_version
-            return WatchEvent(event_type, copy)
-        meta = obj.get("metadata")
-        if isinstance(meta, dict) and meta.get("resourceVersion") != resource_version:
-            obj = {**obj, "metadata": {**meta, "resourceVersion": resource_version}}
-        return WatchEvent(event_type, obj)
+    def _materialize(self, event: WatchEvent) -> WatchEvent:
+        return WatchEvent(event.type, copy_json(event.object)) if self._copy else event
 
     def next(self, timeout: float | None = None) -> WatchEvent | None:
         """The next event, waiting up to ``timeout`` seconds (``None``: until one arrives or closed)."""
@@ -111,10 +109,10 @@ class Watcher:
         """Every queued event, without waiting."""
         if not self._queue:  # the common case of a polled watch; a racing put is seen by the next call
             return []
-        with self._cond:
-            entries = list(self._queue)
+        with self._lock:
+            events = list(self._queue)
             self._queue.clear()
-        return [self._materialize(entry) for entry in entries]
+        return [self._materialize(event) for event in events] if self._copy else events
 
     def __iter__(self) -> Iterator[WatchEvent]:
         """Blocking iteration that ends when the watch is closed and drained."""
