@@ -20,7 +20,6 @@ class HyperNodeResources:
         self.idle = tree.sums(nodes.idle)
         self.future_idle = tree.sums(nodes.future_idle())
         self._rows_of_node: dict[int, np.ndarray] = {}
-        self._row_list: dict[int, list[int]] = {}
         self._placed: dict[str, int] = {}
 
     def rows_of_node(self, node: int) -> np.ndarray:
@@ -34,9 +33,7 @@ class HyperNodeResources:
         if task.node < 0:
             return -1
         self._placed[task.uid] = task.node
-        used, req = self.used, task.resreq
-        for r in self._rows_list(task.node):
-            used[:, r] += req
+        self.used[:, self.rows_of_node(task.node)] += task.resreq[:, None]  # rows are distinct: one write
         return task.node
 
     def on_deallocate(self, task: TaskInfo) -> int:
@@ -44,16 +41,9 @@ class HyperNodeResources:
         node = self._placed.pop(task.uid, task.node)
         if node < 0:
             return -1
-        used, req = self.used, task.resreq
-        for r in self._rows_list(node):
-            used[:, r] -= req
+        self.used[:, self.rows_of_node(node)] -= task.resreq[:, None]
         return node
 
-    def _rows_list(self, node: int) -> list[int]:
-        rows = self._row_list.get(node)
-        if rows is None:
-            rows = self._row_list[node] = self.rows_of_node(node).tolist()
-        return rows
 
 
 def binpack_scores(res: HyperNodeResources, rows: np.ndarray, request: np.ndarray,
