@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pumice.api.resources import JOBS, PODGROUPS, QUEUES
 from pumice.store import MemoryStore, Store
 
 from .defaulting import DEFAULTED, default_object
@@ -24,9 +25,6 @@ from .queues import validate_queue, validate_queue_delete
 
 __all__ = ["Admission", "admitted_memory_store"]
 
-JOBS = "jobs.batch.volcano.sh"
-PODGROUPS = "podgroups.scheduling.volcano.sh"
-QUEUES = "queues.scheduling.volcano.sh"
 Obj = dict[str, Any]
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.store import NotFound, Store
 
 __all__ = ["PODGROUPS", "QUEUES", "allocated_pods", "ancestors", "children", "get_queue", "parent_of"]
 
-QUEUES = "queues.scheduling.volcano.sh"
-PODGROUPS = "podgroups.scheduling.volcano.sh"
 GROUP_NAME = "scheduling.k8s.io/group-name"
 Obj = dict[str, Any]
 

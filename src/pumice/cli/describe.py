@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from pumice.api import format_quantity
+from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.cli.jobs import JOBS, print_events
 from pumice.cli.objects import (
     Context,
@@ -38,8 +39,6 @@ from pumice.client import ApiError, KubeClient
 
 app = typer.Typer(help="Show an object in detail, starting with why it waits.", no_args_is_help=True)
 
-PODGROUPS = "podgroups.scheduling.volcano.sh"
-QUEUES = "queues.scheduling.volcano.sh"
 FINISHED = ("Completed", "Failed", "Terminated", "Aborted")
 NEVER = "The gang needs more than the whole cluster"
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from pumice.api import load_file
+from pumice.api.resources import COMMANDS, JOBS
 from pumice.cli.objects import (
     Context,
     Kubeconfig,
@@ -32,8 +33,6 @@ from pumice.client import ApiError, KubeClient
 
 app = typer.Typer(help="Volcano jobs: run, list, view, suspend, resume, delete.", no_args_is_help=True)
 
-JOBS = "jobs.batch.volcano.sh"
-COMMANDS = "commands.bus.volcano.sh"
 JOB_API = "batch.volcano.sh/v1alpha1"
 RECENT_EVENTS = 10
 

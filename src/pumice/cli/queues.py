@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.cli.jobs import create_command
 from pumice.cli.objects import (
     Context,
@@ -27,8 +28,6 @@ from pumice.client import KubeClient
 app = typer.Typer(help="Volcano queues: create, delete, operate (open/close/update), list, get.",
                   no_args_is_help=True)
 
-QUEUES = "queues.scheduling.volcano.sh"
-PODGROUPS = "podgroups.scheduling.volcano.sh"
 QUEUE_API = "scheduling.volcano.sh/v1beta1"
 
 Name = Annotated[str, typer.Option("--name", "-n", help="queue name")]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pumice.api.resources import COMMANDS, JOBS, PODGROUPS, QUEUES
+
 __all__ = [
     "COMMANDS",
     "CONFIGMAPS",
@@ -33,10 +35,6 @@ __all__ = [
     "uid_of",
 ]
 
-JOBS = "jobs.batch.volcano.sh"
-PODGROUPS = "podgroups.scheduling.volcano.sh"
-QUEUES = "queues.scheduling.volcano.sh"
-COMMANDS = "commands.bus.volcano.sh"
 PODS = "pods"
 SERVICES = "services"
 CONFIGMAPS = "configmaps"

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import yaml
 
 from pumice.api.quantity import QuantityError, milli_value
+from pumice.api.resources import HYPERNODES, JOBS, PODGROUPS, QUEUES
 from pumice.store import StoreError
 
 __all__ = [
@@ -49,10 +50,6 @@ class Source(Protocol):
 PODS = "pods"
 NODES = "nodes"
 EVENTS = "events"
-JOBS = "jobs.batch.volcano.sh"
-PODGROUPS = "podgroups.scheduling.volcano.sh"
-QUEUES = "queues.scheduling.volcano.sh"
-HYPERNODES = "hypernodes.topology.volcano.sh"
 
 GROUP_NAME_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 TASK_SPEC = "volcano.sh/task-spec"

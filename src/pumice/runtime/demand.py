@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pumice.api.resources import PODGROUPS
 from pumice.store import Gone, Store, WatchEvent
 
 __all__ = ["Demand"]
 
-PODGROUPS = "podgroups.scheduling.volcano.sh"
 
 
 class Demand:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.clock import Clock, rfc3339
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
@@ -26,8 +27,6 @@ WATCHED = (
     "podgroups.scheduling.volcano.sh",
     "pods",
 )
-PODGROUPS = "podgroups.scheduling.volcano.sh"
-QUEUES = "queues.scheduling.volcano.sh"
 
 
 def _key(obj: dict[str, Any]) -> str:

@@ -301,11 +301,6 @@ class JobInfo:
             self._role_counts(READY_STATUS | TaskStatus.PIPELINED, best_effort_pending=True)
         )
 
-    def check_task_starving(self) -> bool:
-        return self._role_check_skipped() or self._roles_below_min(
-            self._role_counts(READY_STATUS | TaskStatus.PIPELINED)
-        )
-
     def failed_roles(self) -> set[str]:
         return {self.tasks[uid].role for uid in self.fit_errors if uid in self.tasks}
 
@@ -366,7 +361,7 @@ class NodeTable:
             alloc = (nd.get("status") or {}).get("allocatable") or {}
             self.allocatable[:, j] = space.vector(alloc)
             pods = alloc.get("pods")
-            self.max_tasks[j] = space_pods(pods)
+            self.max_tasks[j] = float(int_value(pods)) if pods is not None else 0.0
         # One matrix for everything a placed task adds to its node (one write per placement):
         # used resources, cpu/memory with kube-scheduler's non-zero defaults (for scoring), pods.
         self._rows = np.zeros((r + 3, n))
@@ -434,8 +429,3 @@ class NodeTable:
         self.anti_affinity_tasks -= task.anti_affinity
         self.freed += 1
         self.changes.append(j)
-
-
-
-def space_pods(value: str | int | None) -> float:
-    return float(int_value(value)) if value is not None else 0.0

@@ -87,13 +87,11 @@ def less_equal(left: np.ndarray, right: np.ndarray) -> bool:
     return bool(np.all(left - right < EPS))
 
 
-def less_equal_requested(req: np.ndarray, avail: np.ndarray) -> bool:
-    """``LessEqualWithDimension``: compare only the dimensions ``req`` asks for (> 0)."""
-    return bool(np.all((req <= 0) | (req - avail < EPS)))
-
-
-def is_empty(vec: np.ndarray) -> bool:
-    return bool(np.all(vec < EPS))
+def fits_requested(amount: np.ndarray, limit: np.ndarray, req: np.ndarray) -> bool:
+    """``amount.LessEqualWithDimension(limit, req)``: ``amount <= limit`` on the dimensions ``req``
+    asks for (> 0), with Volcano's epsilon."""
+    return all(a - lim < EPS for r, a, lim in zip(req.tolist(), amount.tolist(), limit.tolist(), strict=True)
+               if r > 0)
 
 
 def share(allocated: np.ndarray, total: np.ndarray) -> float:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pumice.api import int_value, milli_value
+from pumice.api.resources import JOBS, PODGROUPS
 from pumice.clock import Clock
 from pumice.store import Gone, Store, Watch, WatchEvent
 
@@ -24,8 +25,6 @@ from .nodegen import GPU_MILLI, GPU_RESOURCE
 __all__ = ["DIMS", "JobRecord", "PodRecord", "Recorder", "node_vector", "pod_vector"]
 
 DIMS = ("cpu", "memory", "gpu")
-JOBS = "jobs.batch.volcano.sh"
-PODGROUPS = "podgroups.scheduling.volcano.sh"
 JOB_NAME_LABEL = "volcano.sh/job-name"
 GROUP_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 JOB_DONE = ("Completed", "Failed", "Aborted", "Terminated")

@@ -87,12 +87,9 @@ def job_inqueue(job: JobInfo) -> np.ndarray | None:
 
 
 def add_job(attr: QueueAttr, job: JobInfo) -> None:
-    for t in job.tasks.values():
-        if t.status & ALLOCATED_STATUS:
-            attr.allocated += t.resreq
-            attr.request += t.resreq
-        elif t.status == TaskStatus.PENDING:
-            attr.request += t.resreq
+    attr.allocated += job.allocated  # the job keeps these sums as its tasks change
+    attr.request += job.allocated
+    attr.request += job.pending_request
     inq = job_inqueue(job)
     if inq is not None:
         attr.inqueue += inq

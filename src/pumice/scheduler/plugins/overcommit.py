@@ -5,7 +5,8 @@ from __future__ import annotations
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import PERMIT, REJECT, Session
 from pumice.scheduler.model import JobInfo
-from pumice.scheduler.plugins.proportion import _fits, session_inqueue
+from pumice.scheduler.plugins.proportion import session_inqueue
+from pumice.scheduler.resources import fits_requested
 
 DEFAULT_FACTOR = 1.2
 
@@ -29,7 +30,7 @@ class OvercommitPlugin(Plugin):
         def enqueueable(job: JobInfo) -> int:
             if job.min_resources is None:
                 return PERMIT
-            if _fits(inqueue + job.min_resources, idle, job.min_resources):
+            if fits_requested(inqueue + job.min_resources, idle, job.min_resources):
                 return PERMIT
             admitted = space.describe(inqueue) if inqueue.any() else "no other job"
             job.pending_reason = (

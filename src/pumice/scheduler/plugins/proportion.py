@@ -9,7 +9,7 @@ import numpy as np
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import PERMIT, REJECT, Session
 from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo, QueueInfo, TaskInfo, TaskStatus
-from pumice.scheduler.resources import EPS, ResourceSpace, less_equal, share
+from pumice.scheduler.resources import EPS, ResourceSpace, fits_requested, less_equal, share
 
 
 @dataclass
@@ -66,12 +66,6 @@ def job_inqueue(job: JobInfo) -> np.ndarray | None:
     if job.phase == "Running" and job.count(ALLOCATED_STATUS | TaskStatus.SUCCEEDED) >= job.min_available:
         return np.maximum(job.min_resources - job.allocated, 0)
     return None
-
-
-def job_elastic(job: JobInfo) -> np.ndarray:
-    if job.min_resources is None:
-        return job.allocated.copy()
-    return np.maximum(job.allocated - job.min_resources, 0)
 
 
 @register_plugin
@@ -189,7 +183,7 @@ class ProportionPlugin(Plugin):
             attr = attrs.get(queue.name)
             if attr is None:
                 return True
-            return _fits(attr.allocated + task.resreq, attr.deserved, task.resreq)
+            return fits_requested(attr.allocated + task.resreq, attr.deserved, task.resreq)
 
         ssn.add("preemptive", self.name, preemptive)
 
@@ -204,7 +198,7 @@ class ProportionPlugin(Plugin):
             if attr is None:
                 return PERMIT
             need = job.min_resources + attr.allocated + attr.inqueue - attr.elastic
-            if _fits(need, attr.real_capability, job.min_resources):
+            if fits_requested(need, attr.real_capability, job.min_resources):
                 return PERMIT
             job.pending_reason = (
                 f"queue {job.queue} resource quota insufficient: needs {space.describe(need)}, "
@@ -269,9 +263,3 @@ class ProportionPlugin(Plugin):
             remaining = np.maximum(remaining + decreased - increased, 0)
             if bool(np.all(remaining < EPS)) or np.array_equal(remaining, old):
                 break
-
-
-def _fits(amount: np.ndarray, limit: np.ndarray, req: np.ndarray) -> bool:
-    """``amount.LessEqualWithDimension(limit, req)``: on the dimensions ``req`` asks for."""
-    return all(a - lim < EPS for r, a, lim in zip(req.tolist(), amount.tolist(), limit.tolist(), strict=True)
-               if r > 0)
