@@ -71,6 +71,7 @@ def run_session(
         outcome = summarize(ssn)
         if revert:
             ssn.revert()
+        ssn.dispose()
         return outcome
     finally:
         if gc_was_enabled:

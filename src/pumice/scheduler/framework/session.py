@@ -103,6 +103,19 @@ class Session:
         for plugin in self.plugins.values():
             plugin.on_session_close(self)
 
+    def dispose(self) -> None:
+        """Drop the plugins and their handlers: their closures and the session refer to each other,
+        and a long-running loop should free a finished session by reference counting, not leave
+        ~150 objects of cyclic garbage per cycle to the collector."""
+        self.plugins.clear()
+        for fns in self._fns.values():
+            fns.clear()
+        self._flat.clear()
+        self._event_handlers.clear()
+        self.memo.clear()
+        self.statements.clear()
+        self._placer = None
+
     def revert(self) -> None:
         """Undo placements no statement committed (pipelined tasks, gangs left half-placed), so a
         long-lived cache holds only what the store will confirm."""
