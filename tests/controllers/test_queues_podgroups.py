@@ -82,3 +82,21 @@ def test_pods_of_other_schedulers_are_left_alone() -> None:
     c.apply([{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "k8s", "namespace": "default"},
               "spec": {"containers": [{"name": "c", "image": "x"}]}}])
     assert c.store.list(PODGROUPS, "default")[0] == []
+
+
+def test_manager_asks_no_controller_while_the_store_stands_still() -> None:
+    store = MemoryStore()
+    manager = ControllerManager(store, VirtualClock())
+    asked: list[str] = []
+    for controller in manager.controllers:
+        pending = controller.pending  # type: ignore[attr-defined]
+        controller.pending = lambda p=pending, c=controller: asked.append(type(c).__name__) or p()  # type: ignore
+    manager.sync()
+    assert asked  # the first sync looks at every controller
+    asked.clear()
+    manager.sync()
+    assert asked == []  # nothing changed since: nobody is asked
+    store.create(QUEUES, queue("team"))
+    assert manager.sync() is True  # a write is seen: the new queue gets its parent and state
+    assert store.get(QUEUES, None, "team")["spec"]["parent"] == "root"
+    assert asked

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pumice.runtime import Cluster, admitted_resources
+from pumice.runtime import Cluster, admitted_deletes, admitted_resources
 from pumice.sim import load_openb
 from pumice.store import MemoryStore
 from pumice.store.jsonutil import copy_json
@@ -86,18 +86,19 @@ def test_status_only_cycles_are_deferred_in_virtual_time() -> None:
 @needs_admission
 @needs_controllers
 def test_the_admission_hook_leaves_alone_the_writes_it_is_not_shown(shared: Path) -> None:
-    """The store skips the hook outside ``admitted_resources()``: the hook must not care about those writes."""
+    """The store skips the hook outside ``admitted_resources()`` (deletions: ``admitted_deletes()``): the hook
+    must not care about those writes."""
     from pumice.admission import Admission  # type: ignore[attr-defined, unused-ignore]
 
-    scope = admitted_resources()
+    scope, deletes = admitted_resources(), admitted_deletes()
     raw = Admission()
     skipped: set[str] = set()
 
     def spy(op: str, resource: str, new: dict[str, Any] | None, old: dict[str, Any] | None) -> Any:
         before = (copy_json(new), copy_json(old))
         result = raw(op, resource, new, old)
-        if resource not in scope:
-            skipped.add(resource)
+        if resource not in (deletes if op == "DELETE" else scope):
+            skipped.add(f"{op} {resource}" if op == "DELETE" else resource)
             assert result is None and (new, old) == before, (op, resource)
         return result
 
@@ -113,4 +114,4 @@ def test_the_admission_hook_leaves_alone_the_writes_it_is_not_shown(shared: Path
     c.delete([{"kind": "Pod", "metadata": {"name": p["metadata"]["name"]}} for p in store.list("pods")[0][:5]])
     c.run_idle()
     assert {"pods", "pods/status", "pods/binding", "nodes/status", "podgroups.scheduling.volcano.sh/status",
-            "queues.scheduling.volcano.sh/status"} <= skipped
+            "queues.scheduling.volcano.sh/status", "DELETE pods", "DELETE podgroups.scheduling.volcano.sh"} <= skipped

@@ -19,7 +19,9 @@ from pumice.store import (
     Store,
     StoreClosed,
     StoreError,
+    format_timestamp,
 )
+from pumice.store.base import uuid4_text
 
 from .conftest import StoreFactory
 from .helpers import pod
@@ -65,6 +67,27 @@ def test_seeded_rng_makes_uids_and_generated_names_reproducible(make_store: Stor
         return out
 
     assert run() == run()
+    rng = random.Random(7)  # the uid is the text of uuid.UUID made of the rng's bits
+    uid = make_store(rng=random.Random(7)).create("pods", {"metadata": {"name": "a"}})["metadata"]["uid"]
+    assert uid == str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def test_format_timestamp_is_strftimes_text() -> None:
+    rng = random.Random(5)
+    for seconds in [0.0, 1.9999999, 1_767_225_600.5, 253_402_300_799.0, *(rng.uniform(0, 4e9) for _ in range(2000))]:
+        moment = datetime.fromtimestamp(seconds, UTC)
+        assert format_timestamp(moment) == moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    offset = datetime(2026, 1, 1, 1, 30, tzinfo=timezone(timedelta(hours=2)))
+    assert format_timestamp(offset) == "2025-12-31T23:30:00Z"
+    assert format_timestamp(datetime(2026, 1, 1, 12)) == "2026-01-01T12:00:00Z"  # naive: UTC
+    early = datetime(999, 3, 4, tzinfo=UTC)
+    assert format_timestamp(early) == early.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_uuid4_text_is_uuids_own_text() -> None:
+    rng = random.Random(3)
+    for bits in [0, (1 << 128) - 1, *(rng.getrandbits(128) for _ in range(2000))]:
+        assert uuid4_text(bits) == str(uuid.UUID(int=bits, version=4))
 
 
 def test_create_fills_defaults_and_rejects_wrong_kind(store: BaseStore) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pumice.store import BaseStore, Conflict, Invalid, NotFound, StoreError
+from pumice.store import BaseStore, Conflict, Invalid, NotFound, StoreError, change_marker
 
 from .conftest import StoreFactory
 from .helpers import pod
@@ -109,6 +109,27 @@ def test_admission_cannot_break_subresource_rules(make_store: StoreFactory) -> N
     assert store.get("pods", "default", "a")["metadata"]["name"] == "a"
 
 
+def test_admission_sees_only_the_writes_it_declares(make_store: StoreFactory) -> None:
+    calls: list[tuple[str, str]] = []
+
+    class Hook:
+        resources = frozenset({"pods", "configmaps"})
+        deletes = frozenset({"configmaps"})
+
+        def __call__(self, op: str, resource: str, new: dict[str, Any] | None, old: dict[str, Any] | None) -> Any:
+            calls.append((op, resource))
+            return None
+
+    store = make_store(admission=Hook())
+    store.create("pods", pod("a"))
+    store.patch("pods", "default", "a", {"status": {"phase": "Running"}}, subresource="status")
+    store.create("configmaps", {"metadata": {"name": "c"}})
+    store.create("services", {"metadata": {"name": "s"}})
+    for resource, name in (("pods", "a"), ("configmaps", "c"), ("services", "s")):
+        store.delete(resource, "default", name)
+    assert calls == [("CREATE", "pods"), ("CREATE", "configmaps"), ("DELETE", "configmaps")]
+
+
 # --- binding ----------------------------------------------------------------------------------------------
 
 
@@ -191,3 +212,18 @@ def test_errors_are_store_errors() -> None:
     for error in (Conflict("x"), Invalid("y"), NotFound("z")):
         assert isinstance(error, StoreError)
         assert error.to_status()["code"] == error.code
+
+
+def test_change_marker_moves_with_every_write_even_one_rolled_back(store: BaseStore) -> None:
+    changes = change_marker(store)
+    start = changes()
+    store.create("pods", pod("a"))
+    after_create = changes()
+    assert after_create != start
+    store.patch("pods", "default", "a", {"metadata": {}})  # a no-op write: nothing changed
+    assert changes() == after_create
+    with pytest.raises(RuntimeError), store.batch():
+        store.create("pods", pod("b"))
+        raise RuntimeError("abort")
+    assert store.resource_version == "1"  # the resourceVersion went back...
+    assert changes() not in (start, after_create)  # ...the marker did not: readers polling it look again

@@ -1,7 +1,8 @@
 """Mutating admission: Volcano's defaults for Jobs, PodGroups and Queues (``pumice.api.apply_defaults``).
 
 The wire dict goes through the pydantic model and back, so a malformed object is refused here with
-the first schema error, in one line.
+the first schema error, in one line. Plain PodGroups, the bulk of a trace, skip that round trip (see
+``pumice.admission.fastpath``): it would give them back unchanged.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pydantic import ValidationError
 
 from pumice.api import apply_defaults, parse_object
 from pumice.store import Invalid
+
+from .fastpath import podgroup_defaults
 
 __all__ = ["DEFAULTED", "default_object"]
 
@@ -28,6 +31,9 @@ def _path(loc: tuple[Any, ...]) -> str:
 
 def default_object(obj: dict[str, Any]) -> dict[str, Any]:
     """The object with Volcano's defaults filled in; ``Invalid`` if it does not fit its schema."""
+    fast = podgroup_defaults(obj)
+    if fast is not None:
+        return fast
     try:
         model = parse_object(obj)
     except ValidationError as err:

@@ -19,6 +19,7 @@ from pumice.api.resources import JOBS, PODGROUPS, QUEUES
 from pumice.store import MemoryStore, Store
 
 from .defaulting import DEFAULTED, default_object
+from .fastpath import fill_podgroup_defaults, plain_podgroup
 from .jobs import validate_job, validate_job_update
 from .podgroups import validate_podgroup
 from .queues import validate_queue, validate_queue_delete
@@ -52,7 +53,9 @@ class Admission:
                 validate_queue_delete(self.store, old)
             return None
         assert new is not None
-        if operation == "CREATE" and resource in DEFAULTED:
+        if operation == "CREATE" and resource == PODGROUPS and plain_podgroup(new):
+            fill_podgroup_defaults(new)  # ``new`` is the store's to hand over: no copy needed
+        elif operation == "CREATE" and resource in DEFAULTED:
             new = default_object(new)
         if resource == JOBS:
             if old is None:

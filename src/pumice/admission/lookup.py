@@ -1,11 +1,15 @@
-"""What admission rules read from the store: queues, children, and pods allocated to a queue."""
+"""What admission rules read from the store: queues, children, and pods allocated to a queue.
+
+Rules only read what they look up, so the lookups take the store's own objects, uncopied, when it can
+hand them out (``read_only_results``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pumice.api.resources import PODGROUPS, QUEUES
-from pumice.store import NotFound, Store
+from pumice.store import NotFound, Store, read_only_results
 
 __all__ = ["PODGROUPS", "QUEUES", "allocated_pods", "ancestors", "children", "get_queue", "parent_of"]
 
@@ -15,7 +19,7 @@ Obj = dict[str, Any]
 
 def get_queue(store: Store, name: str) -> Obj | None:
     try:
-        return store.get(QUEUES, None, name)
+        return store.get(QUEUES, None, name, **read_only_results(store))
     except NotFound:
         return None
 
@@ -29,7 +33,7 @@ def parent_of(queue: Obj) -> str:
 
 def children(store: Store, name: str) -> list[Obj]:
     """Queues whose parent is ``name`` (queues without a parent are root's children)."""
-    items, _ = store.list(QUEUES)
+    items, _ = store.list(QUEUES, **read_only_results(store))
     return [q for q in items if (q.get("metadata") or {}).get("name") != "root" and parent_of(q) == name]
 
 
@@ -53,7 +57,7 @@ def allocated_pods(store: Store, queue: Obj) -> int:
     rewritten only by a session that still sees the queue's jobs), so the pods are counted live.
     """
     name = (queue.get("metadata") or {}).get("name")
-    groups, _ = store.list(PODGROUPS)
+    groups, _ = store.list(PODGROUPS, **read_only_results(store))
     members = {
         ((g.get("metadata") or {}).get("namespace"), (g.get("metadata") or {}).get("name"))
         for g in groups
@@ -61,7 +65,7 @@ def allocated_pods(store: Store, queue: Obj) -> int:
     }
     if not members:
         return 0
-    pods, _ = store.list("pods")
+    pods, _ = store.list("pods", **read_only_results(store))
     count = 0
     for pod in pods:
         meta = pod.get("metadata") or {}

@@ -18,17 +18,20 @@ from pumice.store.protocol import LabelSelectorArg
 __all__ = ["Delta", "Mirror", "obj_key"]
 
 Obj = dict[str, Any]
+_NO_META: Obj = {}  # read-only
 
 
 def obj_key(obj: Obj) -> tuple[str, str]:
     """``(namespace, name)``; the namespace is "" for cluster-scoped objects."""
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    meta = obj.get("metadata") or _NO_META
+    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+    return (namespace if type(namespace) is str else str(namespace), name if type(name) is str else str(name))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Delta:
-    """One object's change: ``old`` is None when it appeared, ``new`` is None when it went away."""
+    """One object's change: ``old`` is None when it appeared, ``new`` is None when it went away (read-only;
+    not frozen, whose constructor is several times slower)."""
 
     key: tuple[str, str]
     old: Obj | None
@@ -67,27 +70,33 @@ class Mirror:
             self.watch.close()
             self._start()
             events = []
+        if not events and not self._pending:
+            return []
         deltas, self._pending = self._pending, []
+        objects, tombstones = self.objects, self._tombstones
         for event in events:
             if event.type == "BOOKMARK":
                 continue
-            key = obj_key(event.object)
-            tomb = self._tombstones.get(key)
-            if tomb is not None and _rv(event.object) <= tomb:
-                if _rv(event.object) == tomb:
-                    del self._tombstones[key]
+            obj = event.object
+            key = obj_key(obj)
+            tomb = tombstones.get(key) if tombstones else None
+            if tomb is not None and _rv(obj) <= tomb:
+                if _rv(obj) == tomb:
+                    del tombstones[key]
                 continue  # our own deletion (or an event from before it)
-            old = self.objects.get(key)
+            old = objects.get(key)
+            if old is obj:
+                continue  # our own write, recorded with the store's own object (a read-only result)
             if event.type == "DELETED":
                 if old is None:
                     continue
-                del self.objects[key]
+                del objects[key]
                 deltas.append(Delta(key, old, None))
                 continue
-            if old is not None and _rv(old) >= _rv(event.object):
+            if old is not None and _rv(old) >= _rv(obj):
                 continue  # already seen (recorded by our own write)
-            self.objects[key] = event.object
-            deltas.append(Delta(key, old, event.object))
+            objects[key] = obj
+            deltas.append(Delta(key, old, obj))
         return deltas
 
     def pending(self) -> bool:
@@ -118,5 +127,6 @@ class Mirror:
 
 
 def _rv(obj: Obj) -> int:
-    value = (obj.get("metadata") or {}).get("resourceVersion") or "0"
-    return int(value) if str(value).isdigit() else 0
+    value = (obj.get("metadata") or _NO_META).get("resourceVersion") or "0"
+    text = value if type(value) is str else str(value)
+    return int(text) if text.isdigit() else 0

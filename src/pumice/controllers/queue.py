@@ -30,6 +30,7 @@ Obj = dict[str, Any]
 OPEN, CLOSING, CLOSED = "Open", "Closing", "Closed"
 CLOSED_BY_PARENT = "volcano.sh/closed-by-parent"
 _COUNTED = ("pending", "running", "inqueue", "unknown", "completed")
+_NO_COUNTS: Counter[str] = Counter()  # read-only
 
 #: The queues the scheduler creates at start-up (``newDefaultAndRootQueue``).
 DEFAULT_QUEUES: tuple[Obj, ...] = (
@@ -56,6 +57,12 @@ def _state(queue: Obj | None) -> str:
 
 def _parent(queue: Obj | None) -> str:
     return str(((queue or {}).get("spec") or {}).get("parent") or "")
+
+
+def _reconciled(queue: Obj) -> tuple[Any, ...]:
+    """What ``_reconcile`` reads of a queue: a change elsewhere (say, the scheduler's ``allocated``) needs none."""
+    status = queue.get("status") or {}
+    return _parent(queue), *(status.get(field) for field in ("state", *_COUNTED))
 
 
 def _pg_queue(pg: Obj | None) -> str:
@@ -112,19 +119,28 @@ class QueueController:
 
     def _on_queue(self, d: Delta) -> None:
         name = d.key[1]
-        if d.old is not None:
-            self._children[_parent(d.old) or "root"].discard(name)
-        if d.new is not None:
-            self._children[_parent(d.new) or "root"].add(name)
+        was = None if d.old is None else _parent(d.old) or "root"
+        now = None if d.new is None else _parent(d.new) or "root"
+        if was != now:
+            if was is not None:
+                self._children[was].discard(name)
+            if now is not None:
+                self._children[now].add(name)
+        # a change _reconcile does not read (say, the scheduler's ``allocated``) leaves it as it last left it
+        if d.new is not None and (d.old is None or _reconciled(d.old) != _reconciled(d.new)):
             self._dirty.add(name)
 
     def _on_podgroup(self, d: Delta) -> None:
-        if d.old is not None:
-            self._counts[_pg_queue(d.old)][_pg_phase(d.old)] -= 1
-            self._dirty.add(_pg_queue(d.old))
-        if d.new is not None:
-            self._counts[_pg_queue(d.new)][_pg_phase(d.new)] += 1
-            self._dirty.add(_pg_queue(d.new))
+        was = None if d.old is None else (_pg_queue(d.old), _pg_phase(d.old))
+        now = None if d.new is None else (_pg_queue(d.new), _pg_phase(d.new))
+        if was == now:
+            return  # counted as before (a condition changed, say): the queue is as its last reconcile left it
+        if was is not None:
+            self._counts[was[0]][was[1]] -= 1
+            self._dirty.add(was[0])
+        if now is not None:
+            self._counts[now[0]][now[1]] += 1
+            self._dirty.add(now[0])
 
     def _on_command(self, d: Delta) -> None:
         cmd = d.new
@@ -145,7 +161,8 @@ class QueueController:
     # --- state machine -----------------------------------------------------------------------------
 
     def _holds_podgroups(self, name: str) -> bool:
-        return sum(self._counts.get(name, Counter()).values()) > 0
+        counts = self._counts.get(name)
+        return counts is not None and sum(counts.values()) > 0
 
     def _set_state(self, name: str, state: str) -> None:
         queue = self.queues.get("", name)
@@ -204,10 +221,11 @@ class QueueController:
             wanted["state"] = OPEN
         elif state == CLOSING and not self._holds_podgroups(name):
             wanted["state"] = CLOSED
-        counts = self._counts.get(name, Counter())
+        counts = self._counts.get(name) or _NO_COUNTS
         for field in _COUNTED:
-            if int(status.get(field) or 0) != counts[field]:
-                wanted[field] = counts[field]
+            count = counts.get(field, 0)
+            if int(status.get(field) or 0) != count:
+                wanted[field] = count
         if wanted:
             with contextlib.suppress(NotFound):
                 patched = self.store.patch(QUEUES, None, name, {"status": wanted}, subresource="status", **self._ro)

@@ -13,13 +13,14 @@ import contextlib
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from pumice.clock import Clock, VirtualClock, WallClock, to_datetime
 from pumice.nodes import SimulatedKubelet
 from pumice.scheduler import SchedulerConf
 from pumice.scheduler.loop import SchedulerLoop
-from pumice.store import AlreadyExists, MemoryStore, NotFound, ResourceInfo, Store, read_only_results
+from pumice.store import AlreadyExists, MemoryStore, NotFound, ResourceInfo, Store, change_marker, read_only_results
 
 from .demand import Demand
 from .wiring import attach_admission, default_queues, load_admission, resource_for
@@ -38,6 +39,22 @@ except ImportError:  # pragma: no cover - depends on the tree
 MAX_ROUNDS = 10_000
 
 
+class _Moments:
+    """A ``Clock``'s time as the store reads it (a datetime), made once per instant: a virtual clock stands still
+    through the many writes of a step."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._last: tuple[float, datetime] | None = None
+
+    def __call__(self) -> datetime:
+        now = self._clock.now()
+        last = self._last
+        if last is None or last[0] != now:
+            last = self._last = (now, to_datetime(now))
+        return last[1]
+
+
 class Cluster:
     """An embedded cluster. ``store``/``clock`` default to a fresh ``MemoryStore`` on a ``VirtualClock``."""
 
@@ -54,11 +71,10 @@ class Cluster:
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
         if store is None:
-            clk = self.clock
-            store = MemoryStore(clock=lambda: to_datetime(clk.now()), admission=load_admission(),
-                                rng=random.Random(seed))
+            store = MemoryStore(clock=_Moments(self.clock), admission=load_admission(), rng=random.Random(seed))
         attach_admission(store)
         self.store: Store = store
+        self._changes = change_marker(store)  # what moves when the store is written (see ``_settle``)
         self.period = period
         self.controllers = ControllerManager(store, self.clock) if controllers and ControllerManager else None
         if self.controllers is None:
@@ -70,6 +86,7 @@ class Cluster:
         self.demand = Demand(store)
         self.cycles = 0
         self._last_cycle = -math.inf
+        self._due: tuple[tuple[Any, ...], Any, float | None] | None = None  # scheduler_due: (key, last outcome, due)
         self._kinds: dict[str, ResourceInfo] = {}  # kind -> resource, as resource_for answers (its registry is fixed)
         registry = getattr(store, "resources", None)
         if registry is not None:
@@ -78,8 +95,8 @@ class Cluster:
 
     # --- driving --------------------------------------------------------------------------------------------
 
-    def _version(self) -> str:
-        return self.store.resource_version
+    def _version(self) -> object:
+        return self._changes()
 
     def _settle(self) -> bool:
         """Controllers and kubelets until neither writes anything."""
@@ -97,11 +114,21 @@ class Cluster:
         raise RuntimeError("controllers and kubelets keep writing: no quiet state reached")
 
     def scheduler_due(self) -> float | None:
-        """When the next scheduling cycle may run: only if something changed since the last one."""
+        """When the next scheduling cycle may run: only if something changed since the last one.
+
+        The answer is kept until the store, the clock or the scheduler moves (``next_wakeup`` asks again right
+        after ``step`` did, with nothing changed in between).
+        """
+        key = (self._version(), self.clock.now(), self.cycles, self.lazy_status, self.period)
+        known = self._due
+        if known is not None and known[0] == key and known[1] is self.scheduler.last:
+            return known[2]
         self.scheduler.sync()
-        if not self.scheduler.has_work() or (self.lazy_status and not self.demand):
-            return None
-        return max(self.clock.now(), self._last_cycle + self.period)
+        due = None
+        if self.scheduler.has_work() and not (self.lazy_status and not self.demand):
+            due = max(self.clock.now(), self._last_cycle + self.period)
+        self._due = (key, self.scheduler.last, due)
+        return due
 
     def flush(self) -> bool:
         """Run the status-only cycle that ``lazy_status`` deferred, if anything changed; True if it ran."""

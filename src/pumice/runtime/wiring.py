@@ -8,7 +8,14 @@ from typing import Any
 
 from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
 
-__all__ = ["admitted_resources", "attach_admission", "default_queues", "load_admission", "resource_for"]
+__all__ = [
+    "admitted_deletes",
+    "admitted_resources",
+    "attach_admission",
+    "default_queues",
+    "load_admission",
+    "resource_for",
+]
 
 _KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
 
@@ -26,6 +33,7 @@ def load_admission() -> Callable[..., Any] | None:
     if getattr(hook, "resources", None) is None:
         with contextlib.suppress(ImportError, AttributeError):
             hook.resources = admitted_resources()  # type: ignore[attr-defined]
+            hook.deletes = admitted_deletes()  # type: ignore[attr-defined]
     return hook
 
 
@@ -39,6 +47,16 @@ def admitted_resources() -> frozenset[str]:
     from pumice.admission.hook import JOBS, PODGROUPS, QUEUES  # type: ignore[attr-defined, unused-ignore]
 
     return frozenset({JOBS, PODGROUPS, QUEUES})
+
+
+def admitted_deletes() -> frozenset[str]:
+    """The deletions Volcano's webhooks vet: only of Queues (a queue with children or a built-in one stays).
+
+    Declared as the hook's ``deletes``: deleting a PodGroup or a Job then costs no copy of it for the hook.
+    """
+    from pumice.admission.hook import QUEUES  # type: ignore[attr-defined, unused-ignore]
+
+    return frozenset({QUEUES})
 
 
 def attach_admission(store: Store) -> None:

@@ -68,11 +68,14 @@ def fragmentation(rec: Recorder, top: int = 64) -> float:
     if total <= 0:
         return 0.0
     common = rec.shapes.most_common(top)
-    shapes = np.array([np.frombuffer(k, dtype=float) for k, _ in common])
+    shapes = np.frombuffer(b"".join(k for k, _ in common), dtype=float).reshape(len(common), -1)
     weights = np.array([n for _, n in common], dtype=float)
     weights /= weights.sum()
     free = np.maximum(cap - rec.used, 0.0)
-    fits = (free[:, None, :] + 1e-6 >= shapes[None, :, :]).all(axis=2)  # nodes x shapes
+    room = free + 1e-6
+    fits = room[:, 0, None] >= shapes[None, :, 0]  # nodes x shapes, one dimension at a time (no 3-d temporary)
+    for d in range(1, shapes.shape[1]):
+        fits &= room[:, d, None] >= shapes[None, :, d]
     unusable = (~fits) @ weights  # per node: the probability a task cannot use it
     return float((free[:, dim] * unusable).sum() / total)
 

@@ -18,7 +18,7 @@ import numpy as np
 from pumice.api import int_value, milli_value
 from pumice.api.resources import JOBS, PODGROUPS
 from pumice.clock import Clock
-from pumice.store import Gone, Store, Watch, WatchEvent
+from pumice.store import Gone, Store, Watch, WatchEvent, change_marker
 
 from .nodegen import GPU_MILLI, GPU_RESOURCE
 
@@ -53,11 +53,13 @@ def node_vector(node: dict[str, Any]) -> np.ndarray:
 
 
 def pod_vector(pod: dict[str, Any]) -> np.ndarray:
-    total = np.zeros(3)
+    cpu = memory = gpu = 0.0  # summed as floats, in the order numpy would: the same values, without arrays
     for c in (pod.get("spec") or {}).get("containers") or []:
         req = (c.get("resources") or {}).get("requests") or (c.get("resources") or {}).get("limits") or {}
-        total += np.array([_q(req, "cpu", True), _q(req, "memory", False), _gpu(req)])
-    return total
+        cpu += _q(req, "cpu", True)
+        memory += _q(req, "memory", False)
+        gpu += _gpu(req)
+    return np.array([cpu, memory, gpu])
 
 
 @dataclass
@@ -118,6 +120,8 @@ class Recorder:
         self.shapes: Counter[bytes] = Counter()
         self.finished_plain: list[str] = []  # plain pods that finished since the last take_finished()
         self._watches: dict[str, Watch] = {r: store.watch(r) for r in ("nodes", PODGROUPS, JOBS, "pods")}
+        self._changes = change_marker(store)
+        self._synced: object = None  # the store's change marker when the watches were last drained
         self._handlers = {"nodes": self._on_node, PODGROUPS: self._on_group, JOBS: self._on_job, "pods": self._on_pod}
 
     # --- events ---------------------------------------------------------------------------------------------
@@ -127,6 +131,10 @@ class Recorder:
 
     def sync(self) -> None:
         """Record everything the store reported since the last call, at the current time."""
+        marker = self._changes()
+        if marker == self._synced:
+            return  # nothing was written since: nothing to record
+        self._synced = marker
         t = self.now()
         changed = False
         for resource, watch in self._watches.items():
@@ -137,9 +145,9 @@ class Recorder:
                 items, rv = self.store.list(resource)
                 self._watches[resource] = self.store.watch(resource, resource_version=rv)
                 events = [WatchEvent("MODIFIED", o) for o in items]
-            handler = self._handlers
+            handler = self._handlers[resource]
             for ev in events:
-                changed |= handler[resource](ev, t)
+                changed |= handler(ev, t)
         if changed:
             self._snapshot(t)
 
@@ -209,7 +217,8 @@ class Recorder:
         meta = _meta(ev.object)
         ns = meta.get("namespace") or "default"
         key = f"{ns}/{meta.get('name')}"
-        owner = next((o.get("name", "") for o in meta.get("ownerReferences") or [] if o.get("kind") == "Job"), "")
+        refs = meta.get("ownerReferences")
+        owner = next((o.get("name", "") for o in refs if o.get("kind") == "Job"), "") if refs else ""
         rec = self.groups.get(key)
         if rec is None:
             if owner:
@@ -274,13 +283,15 @@ class Recorder:
         holding = bool(rec.node) and rec.end is None
         if holding == bool(was_holding):
             return False
-        sign = 1.0 if holding else -1.0
+        vec = rec.vector if holding else -rec.vector  # x + -v is x - v, exactly
         i = self.node_index.get(rec.node)
         if i is not None:
-            self.used[i] += sign * rec.vector
-            self._total += sign * rec.vector
-        qv = self.queue_used.setdefault(rec.queue, np.zeros(3))
-        qv += sign * rec.vector
+            self.used[i] += vec
+            self._total += vec
+        qv = self.queue_used.get(rec.queue)
+        if qv is None:
+            qv = self.queue_used[rec.queue] = np.zeros(3)
+        qv += vec
         return True
 
     def close(self) -> None:

@@ -5,7 +5,7 @@ One protocol (``Store``, ``Watch``, ``WatchEvent``), two embedded implementation
 """
 
 from .backend import Backend, LoadedState, NullBackend, StoredEvent
-from .base import DEFAULT_HISTORY, BaseStore, format_timestamp, read_only_results
+from .base import DEFAULT_HISTORY, BaseStore, change_marker, format_timestamp, read_only_results
 from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
 from .memory import MemoryStore
 from .patch import apply_json_patch, apply_merge_patch, apply_patch
@@ -57,6 +57,7 @@ __all__ = [
     "apply_json_patch",
     "apply_merge_patch",
     "apply_patch",
+    "change_marker",
     "format_timestamp",
     "parse_field_selector",
     "parse_label_selector",

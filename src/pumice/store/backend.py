@@ -13,12 +13,13 @@ from typing import Any, Literal, Protocol
 __all__ = ["Backend", "LoadedState", "NullBackend", "StoredEvent"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StoredEvent:
     """One write: the state after it (``object``) and before it (``previous``, ``None`` for ADDED).
 
-    For ``DELETED`` the object is the last state, carrying the deletion's resourceVersion. Both dicts are
-    owned by the store and never mutated.
+    For ``DELETED`` the object is the last state, carrying the deletion's resourceVersion. The event and both
+    dicts are owned by the store and never mutated (not frozen: a frozen dataclass costs every write a slower
+    constructor).
     """
 
     resource_version: int

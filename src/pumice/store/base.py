@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Self
 
-from .backend import Backend, StoredEvent
+from .backend import Backend, NullBackend, StoredEvent
 from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
 from .jsonutil import copy_json, normalize_json
 from .patch import apply_patch, merge_patch_shared, normalize_patch_type
@@ -32,7 +32,7 @@ from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
 from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 from .watch import Watcher
 
-__all__ = ["DEFAULT_HISTORY", "BaseStore", "format_timestamp", "read_only_results"]
+__all__ = ["DEFAULT_HISTORY", "BaseStore", "change_marker", "format_timestamp", "read_only_results"]
 
 DEFAULT_HISTORY = 10_000
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as Kubernetes: no vowels, no look-alikes
@@ -54,16 +54,35 @@ def format_timestamp(moment: datetime) -> str:
     """RFC 3339 in UTC with second precision, as Kubernetes writes timestamps (naive means UTC)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    m = moment.astimezone(UTC)
+    if m.year < 1000:  # how strftime writes such years depends on the platform
+        return m.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{m.year}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"  # strftime's, faster
 
 
 def read_only_results(store: object) -> dict[str, Any]:
-    """Keyword arguments for a store's writes that skip the copy of the result: ``{"copy": False}`` for a
-    ``BaseStore`` (the result is then the stored object, read-only), nothing for any other ``Store``.
+    """Keyword arguments for a store's writes and reads (``get``, ``list``) that skip the copy of the result:
+    ``{"copy": False}`` for a ``BaseStore`` (the result is then the stored object, read-only), nothing for any
+    other ``Store``.
 
-    For callers that only read what a write returns, or ignore it: ``store.patch(..., **read_only)``.
+    For callers that only read what a call returns, or ignore it: ``store.patch(..., **read_only)``.
     """
     return {"copy": False} if isinstance(store, BaseStore) else {}
+
+
+def uuid4_text(bits: int) -> str:
+    """``str(uuid.UUID(int=bits, version=4))``, without building the ``UUID`` (a store write makes many)."""
+    bits = (bits & ~(0xC000 << 48) | (0x8000 << 48)) & ~(0xF000 << 64) | (4 << 76)  # RFC 4122 variant, version 4
+    text = f"{bits:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def change_marker(store: object) -> Callable[[], object]:
+    """A cheap function whose value changes whenever ``store`` is written, for loops that poll until quiet: a
+    ``BaseStore``'s count of writes (read without its lock), any other store's resourceVersion."""
+    if isinstance(store, BaseStore):
+        return store.writes
+    return lambda: store.resource_version  # type: ignore[attr-defined]
 
 
 def _utcnow() -> datetime:
@@ -100,7 +119,34 @@ class _WatchEntry:
     everything: bool = False  # no selector: every object of the resource (and namespace) matches
 
     def matches(self, obj: dict[str, Any]) -> bool:
-        return self.everything or (self.labels.matches_object(obj) and self.fields.matches(obj))
+        if self.everything:
+            return True
+        return self.labels.matches(obj["metadata"].get("labels")) and (self.fields.empty or self.fields.matches(obj))
+
+    def matches_after(self, obj: dict[str, Any], previous: dict[str, Any], matched: bool) -> bool:
+        """``matches(obj)``, knowing that ``previous`` (the state before) ``matched``: the same answer when the
+        selector only reads labels and ``obj`` shares its labels with ``previous`` (stored objects share what a
+        write left alone)."""
+        if self.fields.empty and obj["metadata"].get("labels") is previous["metadata"].get("labels"):
+            return matched
+        return self.matches(obj)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fanout:
+    """The watches of one resource, sorted for ``_publish``: those that take every event (``plain``, with their
+    ``pushes`` and the latest ``start`` among them) and those that filter (``selective``)."""
+
+    start: int
+    plain: tuple[_WatchEntry, ...]
+    pushes: tuple[Callable[[WatchEvent], None], ...]
+    selective: tuple[_WatchEntry, ...]
+
+    @classmethod
+    def of(cls, entries: Iterable[_WatchEntry]) -> _Fanout:
+        plain = tuple(e for e in entries if e.everything and e.namespace is None)
+        selective = tuple(e for e in entries if not (e.everything and e.namespace is None))
+        return cls(max((e.start for e in plain), default=0), plain, tuple(e.watcher.push for e in plain), selective)
 
 
 @dataclass(slots=True)
@@ -142,10 +188,15 @@ class BaseStore:
         self._objects: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
         self._log: deque[StoredEvent] = deque(maxlen=history)
         self._watchers: dict[str, dict[Watcher, _WatchEntry]] = {}
+        self._fanouts: dict[str, _Fanout] = {}  # by resource, derived from ``_watchers`` (cleared when it changes)
+        self._durable = not isinstance(backend, NullBackend)  # the null backend's calls can be skipped
+        self._stamp: tuple[datetime, str] | None = None  # the last (time, timestamp) of ``_now``
         self._batch: _Batch | None = None
         self._closed = False
         state = backend.load()
         self._rv = state.resource_version
+        self._rv_text = str(self._rv)  # ``resource_version``, read far more often than it changes
+        self._writes = 0  # every write applied, rolled back or not: only grows (see ``writes``)
         for resource, namespace, name, obj in state.objects:
             self._objects.setdefault(resource, {}).setdefault(namespace, {})[name] = obj
         self._log.extend(state.events[-history:])
@@ -161,7 +212,12 @@ class BaseStore:
     def resource_version(self) -> str:
         """The resourceVersion of the latest write ("0" for an empty store)."""
         with self._lock:
-            return str(self._rv)
+            return self._rv_text
+
+    def writes(self) -> int:
+        """How many writes this store applied (rolled-back ones included), read without the lock: an equal count
+        means nothing was written in between. For change detection only; it is no resourceVersion."""
+        return self._writes
 
     @property
     def history(self) -> int:
@@ -182,7 +238,9 @@ class BaseStore:
         return ""
 
     def _find(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
-        return self._objects.get(resource, {}).get(namespace, {}).get(name)
+        by_namespace = self._objects.get(resource)
+        by_name = None if by_namespace is None else by_namespace.get(namespace)
+        return None if by_name is None else by_name.get(name)
 
     def _require(self, resource: str, namespace: str, name: str) -> dict[str, Any]:
         obj = self._find(resource, namespace, name)
@@ -191,12 +249,16 @@ class BaseStore:
         return obj
 
     def _now(self) -> str:
-        return format_timestamp(self._clock())
+        moment = self._clock()
+        stamp = self._stamp
+        if stamp is None or (stamp[0] is not moment and stamp[0] != moment):  # a virtual clock stands still
+            stamp = self._stamp = (moment, format_timestamp(moment))
+        return stamp[1]
 
     def _new_uid(self) -> str:
         if self._rng is None:
             return str(uuid.uuid4())
-        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        return uuid4_text(self._rng.getrandbits(128))
 
     def _generated_name(self, base: str) -> str:
         suffix = "".join(self._names_rng.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5))
@@ -251,6 +313,11 @@ class BaseStore:
         scope = getattr(hook, "resources", None)
         return scope is None or resource in scope
 
+    def _vets_delete(self, resource: str) -> bool:
+        """Whether the admission hook wants to see deletions of ``resource`` (its ``deletes``, if declared)."""
+        scope = getattr(self._admission, "deletes", None)
+        return self._vets(resource) if scope is None else resource in scope
+
     def _admit(
         self, operation: str, resource: str, new: dict[str, Any] | None, old: dict[str, Any] | None
     ) -> dict[str, Any] | None:
@@ -268,12 +335,13 @@ class BaseStore:
 
     # --- reads --------------------------------------------------------------------------------------------
 
-    def get(self, resource: str, namespace: str | None, name: str) -> dict[str, Any]:
-        """A copy of one object; ``NotFound`` if absent."""
+    def get(self, resource: str, namespace: str | None, name: str, *, copy: bool = True) -> dict[str, Any]:
+        """A copy of one object (with ``copy=False`` the stored object, read-only); ``NotFound`` if absent."""
         with self._lock:
             self._check_open()
             info = self._registry.info(resource)
-            return copy_json(self._require(resource, self._scope(info, namespace), name))
+            obj = self._require(resource, self._scope(info, namespace), name)
+            return copy_json(obj) if copy else obj
 
     def _iter_objects(self, resource: str, namespace: str | None) -> Iterator[dict[str, Any]]:
         by_namespace = self._objects.get(resource, {})
@@ -289,20 +357,23 @@ class BaseStore:
         namespace: str | None = None,
         label_selector: LabelSelectorArg = None,
         field_selector: FieldSelectorArg = None,
+        *,
+        copy: bool = True,
     ) -> tuple[builtins.list[dict[str, Any]], str]:
-        """Copies of the matching objects sorted by namespace/name, and the current resourceVersion."""
+        """Copies of the matching objects (with ``copy=False`` the stored ones, read-only) sorted by
+        namespace/name, and the current resourceVersion."""
         labels = parse_label_selector(label_selector)
         fields = parse_field_selector(field_selector)
         with self._lock:
             self._check_open()
             info = self._registry.info(resource)
             ns = self._scope(info, namespace) if namespace else None
-            items = [
-                copy_json(obj)
-                for obj in self._iter_objects(resource, ns if info.namespaced else "")
-                if labels.matches_object(obj) and fields.matches(obj)
-            ]
-            return items, str(self._rv)
+            objects = self._iter_objects(resource, ns if info.namespaced else "")
+            if labels.empty and fields.empty:
+                items = list(objects)
+            else:
+                items = [obj for obj in objects if labels.matches_object(obj) and fields.matches(obj)]
+            return [copy_json(obj) for obj in items] if copy else items, str(self._rv)
 
     # --- writes -------------------------------------------------------------------------------------------
 
@@ -317,7 +388,7 @@ class BaseStore:
             info = self._registry.info(resource)
             if type(obj) is not dict and not isinstance(obj, Mapping):
                 raise BadRequest(f"an object must be a JSON object, got {type(obj).__name__}")
-            new = normalize_json(dict(obj))
+            new = normalize_json(obj if type(obj) is dict else dict(obj))
             meta = _metadata(new)
             if info.namespaced:
                 namespace = meta.get("namespace") or "default"
@@ -349,7 +420,8 @@ class BaseStore:
             new = system_fields(new)
             admitted = self._admit("CREATE", resource, new, None)
             assert admitted is not None
-            new = system_fields(admitted)
+            if admitted is not new:  # a hook's answer (a new object): system fields again
+                new = system_fields(admitted)
             return self._commit(resource, namespace, name, "ADDED", new, None, copy)
 
     def _resolve_name(self, resource: str, namespace: str, meta: dict[str, Any]) -> str:
@@ -456,9 +528,12 @@ class BaseStore:
         incoming: dict[str, Any],
         subresource: str | None,
         copy: bool = True,
+        old: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        """Store ``incoming`` in place of ``old`` (looked up unless given) under the rules of an update."""
         resource = info.name
-        old = self._require(resource, namespace, name)
+        if old is None:
+            old = self._require(resource, namespace, name)
         old_meta = old["metadata"]
         meta = _metadata(incoming)
         wanted_rv = meta.get("resourceVersion")
@@ -480,11 +555,16 @@ class BaseStore:
             assert admitted is not None
             new = self._prepare_update(info, old, admitted, subresource, owned=True)
         self._check_update(info, old, new)
-        new_meta = new["metadata"]
         if subresource is None and self._body_changed(info, old, new):
-            new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
+            new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
+        return self._commit_update(resource, namespace, name, new, old, copy)
+
+    def _commit_update(
+        self, resource: str, namespace: str, name: str, new: dict[str, Any], old: dict[str, Any], copy: bool
+    ) -> dict[str, Any]:
         if new == old:
             return copy_json(old) if copy else old  # a no-op write: no new resourceVersion, no event (as Kubernetes)
+        new_meta = new["metadata"]
         if new_meta.get("deletionTimestamp") and not new_meta.get("finalizers"):
             return self._commit(resource, namespace, name, "DELETED", new, old, copy)
         return self._commit(resource, namespace, name, "MODIFIED", new, old, copy)
@@ -510,7 +590,12 @@ class BaseStore:
             if kind == "merge" and type(patch) is not dict and not isinstance(patch, Mapping):
                 raise BadRequest("a merge patch must be a JSON object")
             old = self._require(resource, ns, name)
-            if kind == "merge" and not self._vets(_qualified(resource, sub)):
+            vetted = self._vets(_qualified(resource, sub))
+            if kind == "merge" and sub == "status" and not vetted and len(patch) == 1 and "status" in patch:
+                # the usual status write: only ``status`` changes, so no rule of an update has anything to check
+                new = merge_patch_shared(old, {"status": patch["status"]})
+                return self._commit_update(resource, ns, name, new, old, copy)
+            if kind == "merge" and not vetted:
                 # shares what the patch leaves alone with ``old``: nothing below modifies those parts
                 patched = merge_patch_shared(old, dict(patch))
             else:
@@ -520,7 +605,7 @@ class BaseStore:
             meta = patched["metadata"]
             if meta.get("name") != name or (info.namespaced and meta.get("namespace") != ns):
                 raise BadRequest("a patch cannot change metadata.name or metadata.namespace")
-            return self._update(info, ns, name, patched, sub, copy)
+            return self._update(info, ns, name, patched, sub, copy, old)
 
     def delete(
         self,
@@ -544,7 +629,9 @@ class BaseStore:
                     f"precondition ({resource_version}) does not match the object's "
                     f"({old_meta['resourceVersion']})"
                 )
-            self._admit("DELETE", resource, None, old)
+            if self._vets_delete(resource):
+                assert self._admission is not None
+                self._admission("DELETE", resource, None, copy_json(old))
             if old_meta.get("finalizers"):
                 if old_meta.get("deletionTimestamp"):
                     return copy_json(old) if copy else old
@@ -616,10 +703,12 @@ class BaseStore:
     ) -> dict[str, Any]:
         """Persist one write (``new`` is owned and becomes immutable), then publish it."""
         rv = self._rv + 1
-        new["metadata"]["resourceVersion"] = str(rv)
+        text = new["metadata"]["resourceVersion"] = str(rv)
         event = StoredEvent(rv, event_type, resource, namespace, name, new, previous)
         batch = self._batch
-        if batch is None:
+        if not self._durable:
+            pass
+        elif batch is None:
             try:
                 self._backend.record(event)
                 self._backend.commit()
@@ -632,7 +721,8 @@ class BaseStore:
             except BaseException as exc:
                 batch.failure = exc
                 raise
-        self._rv = rv
+        self._rv, self._rv_text = rv, text
+        self._writes += 1
         by_namespace = self._objects.get(resource)
         if by_namespace is None:
             by_namespace = self._objects[resource] = {}
@@ -654,23 +744,36 @@ class BaseStore:
         with suppress(Exception):  # the error that made us roll back is the one worth raising
             self._backend.rollback()
 
+    def _fanout(self, resource: str) -> _Fanout:
+        fanout = self._fanouts.get(resource)
+        if fanout is None:
+            fanout = self._fanouts[resource] = _Fanout.of(self._watchers.get(resource, {}).values())
+        return fanout
+
     def _publish(self, event: StoredEvent) -> None:
         self._log.append(event)
-        entries = self._watchers.get(event.resource)
-        if not entries:
-            return
-        version = event.resource_version
-        # what every watch without a selector gets (``_deliver``'s answer when all objects match): one shared
-        # event, whose object already carries this resourceVersion (set by ``_commit``)
-        if event.type != "DELETED":
-            shared: WatchEvent | None = WatchEvent("MODIFIED" if event.previous is not None else "ADDED", event.object)
-        else:
-            shared = WatchEvent("DELETED", event.object) if event.previous is not None else None
-        for entry in entries.values():  # nothing below (un)registers a watch: the store's lock is held
-            if not entry.everything or entry.namespace is not None:
-                self._deliver(entry, event)
-            elif shared is not None and version > entry.start:
-                entry.watcher.push(shared)
+        fanout = self._fanouts.get(event.resource) or self._fanout(event.resource)
+        if fanout.pushes:
+            # what every watch without a selector gets (``_deliver``'s answer when all objects match): one shared
+            # event, whose object already carries this resourceVersion (set by ``_commit``)
+            if event.type != "DELETED":
+                shared = WatchEvent("MODIFIED" if event.previous is not None else "ADDED", event.object)
+            elif event.previous is not None:
+                shared = WatchEvent("DELETED", event.object)
+            else:
+                shared = None
+            version = event.resource_version
+            if shared is None:
+                pass
+            elif version > fanout.start:  # nothing below (un)registers a watch: the store's lock is held
+                for push in fanout.pushes:
+                    push(shared)
+            else:  # a batch's event, older than a watch started during the batch
+                for entry in fanout.plain:
+                    if version > entry.start:
+                        entry.watcher.push(shared)
+        for entry in fanout.selective:
+            self._deliver(entry, event)
 
     @contextmanager
     def batch(self) -> Iterator[Self]:
@@ -706,7 +809,7 @@ class BaseStore:
                 by_name.pop(name, None)
             else:
                 by_name[name] = previous
-        self._rv = batch.start_rv
+        self._rv, self._rv_text = batch.start_rv, str(batch.start_rv)
         self._batch = None
 
     # --- watches ------------------------------------------------------------------------------------------
@@ -754,6 +857,7 @@ class BaseStore:
                 for event in self._log:
                     self._deliver(entry, event)
             self._watchers.setdefault(resource, {})[watcher] = entry
+            self._fanouts.pop(resource, None)
             return watcher
 
     @staticmethod
@@ -764,12 +868,13 @@ class BaseStore:
         if entry.namespace is not None and event.namespace != entry.namespace:
             return
         rv = str(event.resource_version)
-        was = event.previous is not None and entry.matches(event.previous)
+        previous = event.previous
+        was = previous is not None and entry.matches(previous)
         if event.type == "DELETED":
             if was:
                 entry.watcher.put("DELETED", event.object, rv)
             return
-        now = entry.matches(event.object)
+        now = entry.matches(event.object) if previous is None else entry.matches_after(event.object, previous, was)
         if now:
             entry.watcher.put("MODIFIED" if was else "ADDED", event.object, rv)
         elif was:
@@ -780,6 +885,7 @@ class BaseStore:
         with self._lock:
             for entries in self._watchers.values():
                 entries.pop(watcher, None)
+            self._fanouts.clear()
 
     def bookmark(self) -> None:
         """Send a BOOKMARK with the latest committed resourceVersion to watches that allow bookmarks."""
@@ -801,6 +907,7 @@ class BaseStore:
             self._closed = True
             watchers = [w for entries in self._watchers.values() for w in entries]
             self._watchers.clear()
+            self._fanouts.clear()
             for watcher in watchers:
                 watcher.close()
             self._backend.close()

@@ -71,7 +71,10 @@ def _merge_shared(target: dict[str, Any], patch: dict[Any, Any]) -> dict[str, An
     for key, value in patch.items():
         if type(key) is not str:
             raise BadRequest(f"merge patch: key {key!r} is not a string")
-        if value is None:
+        kind = type(value)
+        if kind is str or kind is int or kind is bool:  # the common leaves, already plain JSON
+            result[key] = value
+        elif value is None:
             result.pop(key, None)
         elif isinstance(value, dict):
             current = result.get(key)

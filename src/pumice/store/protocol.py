@@ -43,7 +43,8 @@ after admission, and for subresource writes only the subresource's part of a ret
 
 A hook may declare the resource strings (qualified as above) it wants to see as a ``resources`` attribute (a
 set); the embedded stores then skip it for every other write, and with it the copies made to protect the
-stored objects from it.
+stored objects from it. A ``deletes`` attribute (a set) likewise narrows the deletions it sees (without one:
+those of ``resources``).
 """
 
 

@@ -98,7 +98,10 @@ class LabelSelector:
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         """Whether a label map satisfies every requirement."""
         labels = labels or {}
-        return all(req.matches(labels) for req in self.requirements)
+        for req in self.requirements:  # noqa: SIM110 - hot path (every watched write), no generator
+            if not req.matches(labels):
+                return False
+        return True
 
     def matches_object(self, obj: Mapping[str, Any]) -> bool:
         """Whether an object's ``metadata.labels`` satisfy the selector."""
@@ -139,7 +142,10 @@ class FieldSelector:
 
     def matches(self, obj: Mapping[str, Any]) -> bool:
         """Whether every requirement holds for ``obj``."""
-        return all(req.matches(obj) for req in self.requirements)
+        for req in self.requirements:  # noqa: SIM110 - hot path, no generator
+            if not req.matches(obj):
+                return False
+        return True
 
     def __str__(self) -> str:
         return ",".join(str(req) for req in self.requirements)
@@ -257,10 +263,14 @@ def _parse_label_dict(selector: Mapping[str, Any]) -> LabelSelector:
     return LabelSelector(tuple(reqs))
 
 
+_ALL_LABELS = LabelSelector()  # selectors are immutable: the empty ones can be shared
+_ALL_FIELDS = FieldSelector()
+
+
 def parse_label_selector(selector: str | Mapping[str, Any] | LabelSelector | None) -> LabelSelector:
     """Compile a label selector (``None`` and ``""`` select everything); ``BadRequest`` if malformed."""
     if selector is None:
-        return LabelSelector()
+        return _ALL_LABELS
     if isinstance(selector, LabelSelector):
         return selector
     if isinstance(selector, Mapping):
@@ -338,7 +348,7 @@ def _find_unescaped(text: str, token: str) -> int:
 def parse_field_selector(selector: str | FieldSelector | None) -> FieldSelector:
     """Compile a field selector such as ``spec.nodeName=,status.phase!=Running``; raises ``BadRequest``."""
     if selector is None:
-        return FieldSelector()
+        return _ALL_FIELDS
     if isinstance(selector, FieldSelector):
         return selector
     if not isinstance(selector, str):

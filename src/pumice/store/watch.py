@@ -61,7 +61,9 @@ class Watcher:
     def push(self, event: WatchEvent) -> None:
         """Queue a ready event, which may be shared with other watches: its object already carries the
         event's resourceVersion, and nobody may mutate either (see ``put``)."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: measurably cheaper on this path, taken for every watch of every write
+        try:
             if self._closed:
                 return
             self._queue.append(event)
@@ -69,6 +71,8 @@ class Watcher:
                 self._cond.notify()
             if self._waiters:
                 self._wake_async()
+        finally:
+            lock.release()
 
     def _wake_async(self) -> None:
         waiters, self._waiters = self._waiters, []
