@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from pumice.api.quantity import format_quantity
 from pumice.scheduler.framework.session import Session
+from pumice.scheduler.framework.usage import usage_of
 from pumice.scheduler.model import ALLOCATED_STATUS, SCHEDULED_STATUS, JobInfo, TaskStatus
 from pumice.scheduler.resources import MEMORY
 from pumice.scheduler.topology import CLUSTER_TOP, topology_of
@@ -84,18 +83,12 @@ def queue_allocated(ssn: Session) -> dict[str, dict[str, str]]:
     space = ssn.space
     totals = {name: space.zeros() for name in ssn.queues}
     pods = dict.fromkeys(ssn.queues, 0)
-    by_queue: dict[str, list[JobInfo]] = {}
-    for job in ssn.jobs.values():
-        if job.queue in totals:
-            by_queue.setdefault(job.queue, []).append(job)
-    for queue, jobs in by_queue.items():
-        allocated = np.sum([j.allocated for j in jobs], axis=0)
-        n = sum(j.count(ALLOCATED_STATUS) for j in jobs)
+    for queue, usage in usage_of(ssn.jobs.values(), space.size).items():
         name, seen = queue, set()
         while name in ssn.queues and name not in seen:  # the queue and every ancestor, up to root
             seen.add(name)
-            totals[name] += allocated
-            pods[name] += n
+            totals[name] += usage.allocated
+            pods[name] += usage.pods
             name = ssn.queues[name].parent or ("root" if name != "root" else "")
     out: dict[str, dict[str, str]] = {}
     for name, total in totals.items():

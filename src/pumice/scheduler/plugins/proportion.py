@@ -8,7 +8,8 @@ import numpy as np
 
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import PERMIT, REJECT, Session
-from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo, QueueInfo, TaskInfo, TaskStatus
+from pumice.scheduler.framework.usage import opening_usage
+from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
 from pumice.scheduler.resources import EPS, ResourceSpace, fits_requested, less_equal, share
 
 
@@ -48,26 +49,6 @@ def capability_vector(space: ResourceSpace, capability: dict | None) -> np.ndarr
     return vec
 
 
-def session_inqueue(ssn: Session, job: JobInfo) -> np.ndarray | None:
-    """``job_inqueue`` once per session (proportion, overcommit and capacity all read it at open)."""
-    key = ("inqueue", job.uid)
-    memo = ssn.memo
-    if key not in memo:
-        memo[key] = job_inqueue(job)
-    return memo[key]
-
-
-def job_inqueue(job: JobInfo) -> np.ndarray | None:
-    """What an admitted job holds in its queue before its pods run (Volcano's ``inqueue``)."""
-    if job.min_resources is None:
-        return None
-    if job.phase == "Inqueue":
-        return job.min_resources
-    if job.phase == "Running" and job.count(ALLOCATED_STATUS | TaskStatus.SUCCEEDED) >= job.min_available:
-        return np.maximum(job.min_resources - job.allocated, 0)
-    return None
-
-
 @register_plugin
 class ProportionPlugin(Plugin):
     name = "proportion"
@@ -80,26 +61,14 @@ class ProportionPlugin(Plugin):
         for q in ssn.queues.values():
             if q.guarantee:
                 total_guarantee += space.vector(q.guarantee)
-        by_queue: dict[str, list[JobInfo]] = {}
-        for job in ssn.jobs.values():
-            if job.queue in ssn.queues:
-                by_queue.setdefault(job.queue, []).append(job)
-        for name, jobs in by_queue.items():
-            q = ssn.queues[name]
-            # column sums over the queue's jobs: one vectorized sum per quantity, not one per job
-            allocated = np.sum([j.allocated for j in jobs], axis=0)
-            with_min = [j for j in jobs if j.min_resources is not None]
-            inqueue = [v for v in (session_inqueue(ssn, j) for j in with_min) if v is not None]
-            elastic = allocated.copy()
-            if with_min:
-                elastic -= np.sum([j.allocated for j in with_min], axis=0)
-                elastic += np.maximum(np.array([j.allocated for j in with_min])
-                                      - np.array([j.min_resources for j in with_min]), 0).sum(axis=0)
+        for name, usage in opening_usage(ssn).items():
+            q = ssn.queues.get(name)
+            if q is None:
+                continue
             attrs[name] = QueueAttr(
                 queue=q, weight=q.weight, guarantee=space.vector(q.guarantee),
-                capability=capability_vector(space, q.capability), allocated=allocated,
-                request=allocated + np.sum([j.pending_request for j in jobs], axis=0),
-                inqueue=np.sum(inqueue, axis=0) if inqueue else space.zeros(), elastic=elastic,
+                capability=capability_vector(space, q.capability), allocated=usage.allocated.copy(),
+                request=usage.request.copy(), inqueue=usage.inqueue.copy(), elastic=usage.elastic,
             )
 
         for attr in attrs.values():
