@@ -367,7 +367,7 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
         place_task(table, task)
         if task.job is None and ours and task.status == TaskStatus.PENDING:
             orphans.append(task.key)
-    table.changes.clear()
+    table.clear_changes()
     # Volcano's snapshot skips jobs whose queue does not exist.
     present = {k: j for k, j in jobs.items() if j.queue in queues}
     return ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from pumice.api.quantity import format_quantity
 from pumice.scheduler.framework.session import Session
-from pumice.scheduler.framework.usage import usage_of
 from pumice.scheduler.model import ALLOCATED_STATUS, SCHEDULED_STATUS, JobInfo, TaskStatus
 from pumice.scheduler.resources import MEMORY
 from pumice.scheduler.topology import CLUSTER_TOP, topology_of
@@ -83,18 +85,29 @@ def queue_allocated(ssn: Session) -> dict[str, dict[str, str]]:
     space = ssn.space
     totals = {name: space.zeros() for name in ssn.queues}
     pods = dict.fromkeys(ssn.queues, 0)
-    for queue, usage in usage_of(ssn.jobs.values(), space.size).items():
+    by_queue: dict[str, list[JobInfo]] = {}
+    for job in ssn.jobs.values():
+        if job.queue in totals:
+            by_queue.setdefault(job.queue, []).append(job)
+    for queue, jobs in by_queue.items():
+        allocated = np.sum([j.allocated for j in jobs], axis=0)
+        n = sum(j.count(ALLOCATED_STATUS) for j in jobs)
         name, seen = queue, set()
         while name in ssn.queues and name not in seen:  # the queue and every ancestor, up to root
             seen.add(name)
-            totals[name] += usage.allocated
-            pods[name] += usage.pods
+            totals[name] += allocated
+            pods[name] += n
             name = ssn.queues[name].parent or ("root" if name != "root" else "")
-    out: dict[str, dict[str, str]] = {}
-    for name, total in totals.items():
-        out[name] = {n: exact_quantity(n, float(v)) for n, v in zip(space.names, total, strict=True) if v}
-        if pods[name]:
-            out[name]["pods"] = str(pods[name])
+    names = tuple(space.names)
+    return {name: dict(_allocated_status(names, total.tobytes(), pods[name])) for name, total in totals.items()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _allocated_status(names: tuple[str, ...], total: bytes, pods: int) -> dict[str, str]:
+    """A queue's ``status.allocated`` (the same few totals recur from cycle to cycle)."""
+    out = {n: exact_quantity(n, v) for n, v in zip(names, np.frombuffer(total).tolist(), strict=True) if v}
+    if pods:
+        out["pods"] = str(pods)
     return out
 
 

@@ -215,7 +215,7 @@ class Placer:
         # session (the rows are refreshed from the node change log like within a session).
         kept = ssn.nodes.placement_cache
         if kept is None or kept[0] is not ssn.conf or len(ssn.nodes.changes) > MAX_CHANGE_LOG:
-            ssn.nodes.changes.clear()
+            ssn.nodes.clear_changes()
             kept = ssn.nodes.placement_cache = (ssn.conf, {}, {}, {})
         self._static: dict[tuple, _Static] = kept[1]
         self._rows: dict[tuple, _Rows] = kept[2]
@@ -285,7 +285,7 @@ class Placer:
         rows = self._rows.get(task.shape)
         changes = nodes.changes
         if rows is not None and rows.cursor != len(changes):
-            dirty = np.unique(np.asarray(changes[rows.cursor:], dtype=np.int64))
+            dirty = nodes.changed_since(rows.cursor)
             if len(dirty) * 8 > len(nodes):
                 rows = None
             else:

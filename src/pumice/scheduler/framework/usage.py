@@ -1,9 +1,8 @@
 """Per-queue sums over a session's jobs, taken in one columnar pass.
 
-proportion and overcommit read them when the session opens and the report reads ``allocated`` when it
-closes. Stacking the jobs' vectors once and summing by queue costs a few NumPy calls per session,
-where per-job arithmetic would cost several per job (a live cluster holds every running job in
-every session).
+proportion and overcommit read them when the session opens. Stacking the jobs' vectors once and
+summing by queue costs a few NumPy calls per session, where per-job arithmetic would cost several per
+job (a live cluster holds every running job in every session).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pumice.scheduler.framework.session import Session
-from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo
+from pumice.scheduler.model import JobInfo
 
 
 @dataclass(slots=True)
@@ -28,14 +27,10 @@ class QueueUsage:
     inqueue: np.ndarray
     #: What jobs hold beyond their minResources (all of it without minResources).
     elastic: np.ndarray
-    #: Allocated pods.
-    pods: int
 
 
 def _by_queue(codes: np.ndarray, rows: np.ndarray, n_queues: int) -> np.ndarray:
     """Row sums per queue code, added in job order (the same order a running sum would take)."""
-    if n_queues == 1:
-        return rows.sum(axis=0, keepdims=True)
     out = np.zeros((n_queues, rows.shape[1]))
     np.add.at(out, codes, rows)
     return out
@@ -43,39 +38,28 @@ def _by_queue(codes: np.ndarray, rows: np.ndarray, n_queues: int) -> np.ndarray:
 
 def usage_of(jobs: Iterable[JobInfo], width: int) -> dict[str, QueueUsage]:
     """Sums for every queue named by one of ``jobs`` (``width`` = resource dimensions)."""
-    index: dict[str, int] = {}
-    codes: list[int] = []
-    allocated: list[np.ndarray] = []
-    pending: list[np.ndarray] = []
-    minimum: list[np.ndarray] = []
-    admitted: list[bool] = []  # Inqueue with minResources
-    running_ready: list[bool] = []  # Running, ready, with minResources
-    pods: list[int] = []
-    zeros = np.zeros(width)
-    for job in jobs:
-        code = index.setdefault(job.queue, len(index))
-        codes.append(code)
-        allocated.append(job.allocated)
-        pending.append(job.pending_request)
-        has_min = job.min_resources is not None
-        minimum.append(job.min_resources if has_min else zeros)  # type: ignore[arg-type]
-        admitted.append(has_min and job.phase == "Inqueue")
-        running_ready.append(has_min and job.phase == "Running" and job.ready >= job.min_available)
-        pods.append(job.count(ALLOCATED_STATUS))
-    if not codes:
+    jobs = list(jobs)
+    if not jobs:
         return {}
-    code_arr = np.array(codes)
-    alloc = np.array(allocated)
-    mins = np.array(minimum)
-    inqueue = np.where(np.array(admitted)[:, None], mins,
-                       np.where(np.array(running_ready)[:, None], np.maximum(mins - alloc, 0), 0.0))
+    zeros = np.zeros(width)
+    alloc = np.array([j.allocated for j in jobs])
+    pending = np.array([j.pending_request for j in jobs])
+    mins = np.array([zeros if j.min_resources is None else j.min_resources for j in jobs])
+    # 1: Inqueue (holds its minResources); 2: Running and ready (holds what it lacks of them)
+    stage = np.array([0 if j.min_resources is None else 1 if j.phase == "Inqueue"
+                      else 2 if j.phase == "Running" and j.ready >= j.min_available else 0 for j in jobs])
+    inqueue = np.where((stage == 1)[:, None], mins,
+                       np.where((stage == 2)[:, None], np.maximum(mins - alloc, 0), 0.0))
     elastic = np.maximum(alloc - mins, 0)  # minResources of zero for jobs without: all of it
-    n = len(index)
-    sums = [_by_queue(code_arr, rows, n) for rows in (alloc, np.array(pending), inqueue, elastic)]
-    pod_sums = np.bincount(code_arr, weights=pods, minlength=n)
+    index = {name: i for i, name in enumerate(dict.fromkeys(j.queue for j in jobs))}
+    if len(index) == 1:
+        sums = [m.sum(axis=0, keepdims=True) for m in (alloc, pending, inqueue, elastic)]
+    else:
+        codes = np.array([index[j.queue] for j in jobs])
+        sums = [_by_queue(codes, m, len(index)) for m in (alloc, pending, inqueue, elastic)]
     return {
         name: QueueUsage(allocated=sums[0][i], request=sums[0][i] + sums[1][i], inqueue=sums[2][i],
-                         elastic=sums[3][i], pods=int(pod_sums[i]))
+                         elastic=sums[3][i])
         for name, i in index.items()
     }
 

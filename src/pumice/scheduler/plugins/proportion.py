@@ -113,11 +113,10 @@ class ProportionPlugin(Plugin):
             if attr is None:
                 return False
             over = less_equal(attr.deserved, attr.allocated)
-            if over:
-                ssn.queue_reasons.setdefault(
-                    queue.name,
+            if over and queue.name not in ssn.queue_reasons:
+                ssn.queue_reasons[queue.name] = (
                     f"queue {queue.name} is overused: allocated {space.describe(attr.allocated)} "
-                    f">= deserved {space.describe(attr.deserved)}",
+                    f">= deserved {space.describe(attr.deserved)}"
                 )
             return over
 
