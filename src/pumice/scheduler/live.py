@@ -17,6 +17,7 @@ from pumice.scheduler.cache import (
     make_job,
     make_queue,
     make_task,
+    may_wait,
     place_task,
     pod_group_key,
     pod_resource_names,
@@ -121,6 +122,7 @@ class LiveCache:
         self._by_group = {}
         self._all_jobs = state.all_jobs
         state.active_jobs = {uid: j for uid, j in state.jobs.items() if not j.finished()}
+        state.waiting_jobs = {uid for uid, j in state.active_jobs.items() if may_wait(j)}
         for job in self._all_jobs.values():
             for t in job.tasks.values():
                 self._tasks[t.key] = t
@@ -155,6 +157,8 @@ class LiveCache:
             state.dirty_jobs.add(job.uid)
         if job.uid in state.jobs and not job.finished():
             state.active_jobs[job.uid] = job
+            if state.waiting_jobs is not None and may_wait(job):
+                state.waiting_jobs.add(job.uid)
         else:
             state.active_jobs.pop(job.uid, None)
 
@@ -268,4 +272,5 @@ class LiveCache:
             return  # a queue's spec or status changed: which jobs are present did not
         state.jobs = {uid: j for uid, j in self._all_jobs.items() if j.queue in state.queues}
         state.active_jobs = {uid: j for uid, j in state.jobs.items() if not j.finished()}
+        state.waiting_jobs = {uid for uid, j in state.active_jobs.items() if may_wait(j)}
         state.dirty_jobs = None  # jobs came or went with the queue: report them all once

@@ -395,6 +395,10 @@ class NodeTable:
         """Volcano keeps Idle = Allocatable - Used as a field; here it is derived (one write less per pod)."""
         return self.allocatable - self.used
 
+    def placed_rows(self, idx: np.ndarray) -> np.ndarray:
+        """Columns ``idx`` of used (resources), non-zero cpu/memory used and task count, stacked."""
+        return self._rows[:, idx]
+
     def future_idle(self) -> np.ndarray:
         return self.idle + self.releasing - self.pipelined
 

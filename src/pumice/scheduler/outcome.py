@@ -138,7 +138,7 @@ def summarize(ssn: Session) -> SessionOutcome:
     pipelined: dict[str, str] = {}
     pending_pods: dict[str, str] = {}
     dirty = ssn.state.dirty_jobs
-    for job in sorted(ssn.jobs.values(), key=lambda j: j.uid):
+    for job in sorted(ssn.reportable(), key=lambda j: j.uid):
         if (dirty is not None and job.uid not in dirty and job.uid not in ssn.touched
                 and not job.count(TaskStatus.PENDING) and job.phase != "Pending"):
             continue  # nothing happened to it since it was last reported

@@ -50,6 +50,8 @@ class Choice:
 class _Static:
     mask: np.ndarray
     score: np.ndarray
+    #: Resource dimensions the shape's InitResreq asks for (the fit test runs on these only).
+    dims: list[int]
 
 
 @dataclass(slots=True)
@@ -241,14 +243,17 @@ class Placer:
                 part = s.static(task)
                 if part is not None:
                     score = score + part
-            st = self._static[task.shape] = _Static(mask, score)
+            req = task.init_resreq
+            dims = ([d for d, _ in task.requested] if np.array_equal(req, task.resreq)
+                    else np.flatnonzero(req > 0).tolist())
+            st = self._static[task.shape] = _Static(mask, score, dims)
         return st
 
     def _dynamic(self, task: TaskInfo, view: NodeView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(feasible, fits idle, node-order score) on a view; static parts included."""
         st = self.static(task)
         req = task.init_resreq
-        dims = [d for d, _ in task.requested] if np.array_equal(req, task.resreq) else np.flatnonzero(req > 0)
+        dims = st.dims
         ok = st.mask[view.idx]
         if self.nodes.pipelined_tasks or self.nodes.releasing_tasks:
             fut = view.future_idle

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pumice.scheduler.cache import ClusterState
+from pumice.scheduler.cache import ClusterState, may_wait
 from pumice.scheduler.conf import PluginOption, SchedulerConf
 from pumice.scheduler.framework.plugin import PLUGINS, BatchScorer, NodeFilter, NodeScorer, Plugin
 from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, TaskInfo
@@ -87,6 +87,32 @@ class Session:
         self._placer: Any = None
         for job in self.jobs.values():
             job.reset_session_notes()
+        #: The jobs enqueue, allocate and backfill look at (the others have nothing for them).
+        self.waiting: list[JobInfo] = self._waiting_jobs()
+
+    def _waiting_jobs(self) -> list[JobInfo]:
+        """The active jobs that may have work; the live cache's index is pruned of those that have none."""
+        index = self.state.waiting_jobs
+        if index is None:
+            return list(self.jobs.values())
+        out = []
+        for uid in list(index):
+            job = self.jobs.get(uid)
+            if job is None or not may_wait(job):
+                index.discard(uid)  # admitted and placed: an event brings it back if that changes
+            else:
+                out.append(job)
+        return out
+
+    def reportable(self) -> list[JobInfo]:
+        """Jobs whose state a report must say again: all of them, or with a live cache the ones an
+        event or this session changed and the ones still waiting (the rest was reported as it is)."""
+        dirty = self.state.dirty_jobs
+        if dirty is None:
+            return list(self.jobs.values())
+        uids = dirty | self.touched
+        uids.update(j.uid for j in self.waiting)
+        return [job for uid in uids if (job := self.jobs.get(uid)) is not None]
 
     # --- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
