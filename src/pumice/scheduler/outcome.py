@@ -10,6 +10,7 @@ import numpy as np
 
 from pumice.api.quantity import format_quantity
 from pumice.scheduler.framework.session import Session
+from pumice.scheduler.framework.usage import closing_allocated
 from pumice.scheduler.model import ALLOCATED_STATUS, SCHEDULED_STATUS, JobInfo, TaskStatus
 from pumice.scheduler.resources import MEMORY
 from pumice.scheduler.topology import CLUSTER_TOP, topology_of
@@ -85,13 +86,7 @@ def queue_allocated(ssn: Session) -> dict[str, dict[str, str]]:
     space = ssn.space
     totals = {name: space.zeros() for name in ssn.queues}
     pods = dict.fromkeys(ssn.queues, 0)
-    by_queue: dict[str, list[JobInfo]] = {}
-    for job in ssn.jobs.values():
-        if job.queue in totals:
-            by_queue.setdefault(job.queue, []).append(job)
-    for queue, jobs in by_queue.items():
-        allocated = np.sum([j.allocated for j in jobs], axis=0)
-        n = sum(j.count(ALLOCATED_STATUS) for j in jobs)
+    for queue, (allocated, n) in closing_allocated(ssn).items():
         name, seen = queue, set()
         while name in ssn.queues and name not in seen:  # the queue and every ancestor, up to root
             seen.add(name)
@@ -158,7 +153,7 @@ def summarize(ssn: Session) -> SessionOutcome:
                    if job.count(TaskStatus.PENDING) else [])
         if pending and not reason:
             errors = sorted(set(job.fit_errors.values()))
-            reason = "; ".join(errors) or job.quota_reason or ssn.queue_reasons.get(job.queue, "")
+            reason = "; ".join(errors) or job.quota_reason or ssn.queue_reason(job.queue)
         for t in pending:
             pending_pods[t.key] = job.fit_errors.get(t.uid) or reason
         # a job waits if it has pending pods, or if it was not admitted (its pods are not created

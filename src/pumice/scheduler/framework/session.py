@@ -76,7 +76,8 @@ class Session:
         self.binds: dict[str, str] = {}
         self.evictions: list[str] = []
         #: Per-queue explanations of why jobs did not get resources (for people).
-        self.queue_reasons: dict[str, str] = {}
+        #: A reason may be a function that words it (only read if a job stays waiting).
+        self.queue_reasons: dict[str, str | Callable[[], str]] = {}
         #: Per-session memo for values several plugins derive from the same job at open.
         self.memo: dict[Any, Any] = {}
         #: Jobs whose tasks or phase this session changed (they are reported at close).
@@ -368,6 +369,10 @@ class Session:
         return False
 
     # --- helpers for actions --------------------------------------------------------------------
+    def queue_reason(self, queue: str) -> str:
+        reason = self.queue_reasons.get(queue, "")
+        return reason if isinstance(reason, str) else reason()
+
     def queue_of(self, job: JobInfo) -> QueueInfo | None:
         return self.queues.get(job.queue)
 

@@ -114,9 +114,10 @@ class ProportionPlugin(Plugin):
                 return False
             over = less_equal(attr.deserved, attr.allocated)
             if over and queue.name not in ssn.queue_reasons:
-                ssn.queue_reasons[queue.name] = (
-                    f"queue {queue.name} is overused: allocated {space.describe(attr.allocated)} "
-                    f">= deserved {space.describe(attr.deserved)}"
+                allocated, deserved = attr.allocated.copy(), attr.deserved.copy()
+                ssn.queue_reasons[queue.name] = lambda: (
+                    f"queue {queue.name} is overused: allocated {space.describe(allocated)} "
+                    f">= deserved {space.describe(deserved)}"
                 )
             return over
 
