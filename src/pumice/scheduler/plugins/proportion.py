@@ -206,29 +206,45 @@ class ProportionPlugin(Plugin):
 
     @staticmethod
     def _water_fill(attrs: dict[str, QueueAttr], total: np.ndarray) -> None:
-        remaining = total.copy()
+        """Volcano's deserved loop: the remaining resources are shared by weight among the queues
+        not yet met, each capped by its real capability and request and raised to its guarantee.
+
+        In Python floats (the same IEEE operations in the same order as the vector form): a few
+        queues by a few resources, where each NumPy call would cost more than its arithmetic."""
+        remaining = total.tolist()
+        deserved = {name: a.deserved.tolist() for name, a in attrs.items()}
+        limits = {name: list(zip(a.real_capability.tolist(), a.request.tolist(), a.guarantee.tolist(),
+                                 strict=True)) for name, a in attrs.items()}
         meet: set[str] = set()
         while True:
             weight_sum = sum(a.weight for name, a in attrs.items() if name not in meet)
             if weight_sum == 0:
                 break
-            old = remaining.copy()
-            increased = np.zeros_like(total)
-            decreased = np.zeros_like(total)
+            old = remaining
+            increased = [0.0] * len(remaining)
+            decreased = [0.0] * len(remaining)
             for name, attr in attrs.items():
                 if name in meet:
                     continue
-                prev = attr.deserved.copy()
-                attr.deserved = attr.deserved + remaining * attr.weight / weight_sum
-                attr.deserved = np.minimum(attr.deserved, attr.real_capability)
-                attr.deserved = np.minimum(attr.deserved, attr.request)
-                attr.deserved = np.maximum(attr.deserved, attr.guarantee)
-                attr.share = share(attr.allocated, attr.deserved)
-                if less_equal(attr.request, attr.deserved) or np.array_equal(attr.deserved, prev):
+                prev = deserved[name]
+                w = attr.weight
+                new = [max(min(min(p + r * w / weight_sum, cap), req), guarantee)
+                       for p, r, (cap, req, guarantee) in zip(prev, remaining, limits[name], strict=True)]
+                deserved[name] = new
+                attr.share = _share(attr.allocated.tolist(), new)
+                if all(req - d < EPS for (_, req, _), d in zip(limits[name], new, strict=True)) or new == prev:
                     meet.add(name)
-                diff = attr.deserved - prev
-                increased += np.maximum(diff, 0)
-                decreased += np.maximum(-diff, 0)
-            remaining = np.maximum(remaining + decreased - increased, 0)
-            if bool(np.all(remaining < EPS)) or np.array_equal(remaining, old):
+                for d, (n, p) in enumerate(zip(new, prev, strict=True)):
+                    diff = n - p
+                    increased[d] += max(diff, 0.0)
+                    decreased[d] += max(-diff, 0.0)
+            remaining = [max(r + dec - inc, 0.0) for r, dec, inc in zip(remaining, decreased, increased, strict=True)]
+            if all(r < EPS for r in remaining) or remaining == old:
                 break
+        for name, attr in attrs.items():
+            attr.deserved = np.array(deserved[name], dtype=float)
+
+
+def _share(allocated: list[float], deserved: list[float]) -> float:
+    """``share(allocated, deserved)`` on floats."""
+    return max((a / d for a, d in zip(allocated, deserved, strict=True) if d >= EPS), default=0.0)
