@@ -9,7 +9,6 @@ on its method.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -58,7 +57,6 @@ class Session:
     """One scheduling cycle over a :class:`ClusterState` (which it mutates: pass a fresh one)."""
 
     def __init__(self, state: ClusterState, conf: SchedulerConf, now: float | None = None) -> None:
-        self.uid = str(uuid.uuid4())
         #: The session's time (virtual in simulations): waiting times and SLAs are measured against it.
         self.now = time.time() if now is None else now
         self.conf = conf
@@ -181,16 +179,9 @@ class Session:
 
     def _registered(self, point: str) -> Iterable[list[tuple[PluginOption, Any]]]:
         """Per tier, the enabled (option, fn) pairs registered at ``point``."""
-        flag = FLAGS[point]
         fns = self._fns[point]
-        for tier in self.conf.tiers:
-            found = []
-            for opt in tier.plugins:
-                fn = fns.get(opt.name)
-                if fn is None or (flag is not None and not opt.enabled(flag)):
-                    continue
-                found.append((opt, fn))
-            yield found
+        for options in self.conf.enabled_options(FLAGS[point]):
+            yield [(opt, fns[opt.name]) for opt in options if opt.name in fns]
 
     def _all(self, point: str) -> list[Any]:
         flat = self._flat.get(point)
