@@ -151,18 +151,21 @@ class _TermLadder:
     it provably beats every other feasible node: one not picked keeps its row, so its score is its
     row's score plus its group's current term, bounded per group by the best such row."""
 
-    __slots__ = ("budget", "cand", "cgroup", "cpos", "cur", "depth", "expected_changes", "key", "level", "nbest",
-                 "ok", "score", "shape", "subset_key", "terms", "top", "ugroups")
+    __slots__ = ("budget", "cand", "cgroup", "cpos", "cur", "depth", "expected_changes", "extend", "key", "level",
+                 "nbest", "ok", "score", "shape", "subset_key", "terms", "top", "ugroups")
 
     def __init__(self, shape: tuple, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
-                 depth: int, expected_changes: int, budget: int, terms: GroupTerms, nbest: np.ndarray) -> None:
+                 depth: int, expected_changes: int, budget: int, terms: GroupTerms, nbest: np.ndarray,
+                 extend: Callable[[int, int], tuple[list[bool], list[float]]] | None = None) -> None:
         self.shape = shape
         self.subset_key = subset_key
-        self.cand = cand
-        self.ok = ok  # depth x C
-        self.score = score
+        self.cand: list[int] = cand.tolist()
+        # per candidate, its levels computed so far (more are computed as in _Ladder)
+        self.ok: list[list[bool]] = ok.T.tolist()
+        self.score: list[list[float]] = score.T.tolist()
         self.depth = depth
-        self.level = np.zeros(len(cand), dtype=np.int64)
+        self.extend = extend
+        self.level = [0] * len(cand)
         self.cur = np.where(ok[0], score[0], -np.inf)
         self.cgroup = terms.group[cand]
         self.terms = terms
@@ -183,11 +186,12 @@ class _TermLadder:
             return None
         terms = self.terms
         if terms.terms_of is not None:
-            total = self.cur + np.asarray(terms.terms_of(self.ugroups))[self.cpos]
+            now = terms.terms_of(self.ugroups)
+            total = self.cur + now[0] if len(now) == 1 else self.cur + np.array(now)[self.cpos]
         else:
             total = self.cur + terms.terms()[self.cgroup]
-        c = int(np.argmax(total))  # candidates are in node order: ties go to the lowest index
-        best = total[c]
+        c = int(total.argmax())  # candidates are in node order: ties go to the lowest index
+        best = float(total[c])
         if best == -np.inf:
             return None
         # Cheap first: does it beat every non-candidate however their terms rose? (with a margin
@@ -196,11 +200,19 @@ class _TermLadder:
         if not clear and not best > float(np.max(self.nbest + terms.terms(), initial=-np.inf)):
             return None
         self.budget -= 1
-        lv = int(self.level[c]) + 1
+        lv = self.level[c] + 1
         self.level[c] = lv
-        self.cur[c] = self.score[lv, c] if lv < self.depth and self.ok[lv, c] else -np.inf
+        if lv < self.depth:
+            ok, score = self.ok[c], self.score[c]
+            if lv == len(ok) and self.extend is not None:
+                more_ok, more_score = self.extend(self.cand[c], min(self.depth, 2 * lv) - lv)
+                ok.extend(more_ok)
+                score.extend(more_score)
+            self.cur[c] = score[lv] if ok[lv] else -np.inf
+        else:
+            self.cur[c] = -np.inf
         self.expected_changes += 1
-        return int(self.cand[c])
+        return self.cand[c]
 
 
 class Placer:
@@ -225,7 +237,11 @@ class Placer:
         self._nofit: dict[tuple, int] = kept[3]
         self._safe: dict[tuple, bool] = {}
         self._explained: dict[tuple, tuple[int, str]] = {}
+        #: (filter, shape) -> its static checks, for ``explain`` in a subset of nodes.
+        self._explained_static: dict[tuple, list[tuple[str, np.ndarray]]] = {}
         self._ladder: _Ladder | _TermLadder | None = None
+        #: Per batch scorer, its (terms_key, group_terms) if it has them (see ``_reused_terms``).
+        self._keyers: list[tuple[Callable | None, Callable | None]] | None = None
         #: The batch scorers that answered (not None) in the last ``_batch_scores`` call.
         self._answered: list[BatchScorer] = []
 
@@ -390,12 +406,15 @@ class Placer:
 
     def _reused_terms(self, lad: _Ladder | _TermLadder, task: TaskInfo) -> bool:
         """A term ladder continues for another task only if that task gets the same terms."""
-        for _, fn in self.batch:
-            ask = getattr(fn, "terms_key", None)  # the key group_terms(task) would carry, cheaply
+        keyers = self._keyers
+        if keyers is None:
+            # per batch scorer: the key group_terms(task) would carry, cheaply; or group_terms
+            keyers = self._keyers = [(getattr(fn, "terms_key", None), getattr(fn, "group_terms", None))
+                                     for _, fn in self.batch]
+        for ask, offer in keyers:
             if ask is not None:
                 key = ask(task)
             else:
-                offer = getattr(fn, "group_terms", None)
                 terms = offer(task) if offer is not None else None
                 key = terms.key if terms is not None else None
             if key is not None:
@@ -419,35 +438,35 @@ class Placer:
             # Whole groups of the best nodes: their group terms rise together as replicas land,
             # so a node left out of such a group would soon stop the ladder (see _TermLadder).
             group = terms.group[idx]
-            mates = np.flatnonzero(np.isin(group, group[top]))
+            chosen = np.zeros(int(group.max()) + 1, dtype=bool)
+            chosen[group[top]] = True
+            mates = np.flatnonzero(chosen[group])
             if len(mates) <= GROUP_LADDER_NODES:
                 top = mates
         all_idx, idx = idx, idx[top]
         budget = depth
         depth = self._most_replicas(task, idx, depth)
         c = len(idx)
+        first = min(depth, FIRST_LEVELS)
+        view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, first)
+        _, fits_idle, lscore = self._dynamic(task, view)
+
+        def extend(node: int, levels: int) -> tuple[list[bool], list[float]]:
+            # called from pick(), before the replica it answers is placed: the node's row holds
+            # one replica less than the level asked for
+            more = NodeView.ladder(self.nodes, np.array([node]), task.resreq, task.nonzero, levels, start=1)
+            _, more_ok, more_score = self._dynamic(task, more)
+            return more_ok.tolist(), more_score.tolist()
+
         if terms is None:
-            first = min(depth, FIRST_LEVELS)
-            view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, first)
-            _, fits_idle, lscore = self._dynamic(task, view)
-
-            def extend(node: int, levels: int) -> tuple[list[bool], list[float]]:
-                # called from pick(), before the replica it answers is placed: the node's row holds
-                # one replica less than the level asked for
-                more = NodeView.ladder(self.nodes, np.array([node]), task.resreq, task.nonzero, levels, start=1)
-                _, more_ok, more_score = self._dynamic(task, more)
-                return more_ok.tolist(), more_score.tolist()
-
             return _Ladder(task.shape, key, idx, fits_idle.reshape(first, c), lscore.reshape(first, c),
                            depth, len(self.nodes.changes), budget, extend)
-        view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, depth)
-        _, fits_idle, lscore = self._dynamic(task, view)
         others = np.ones(len(all_idx), dtype=bool)
         others[top] = False
         nbest = np.full(int(terms.group.max()) + 1 if len(terms.group) else 0, -np.inf)
         np.maximum.at(nbest, terms.group[all_idx[others]], rows[others])  # type: ignore[index]
-        return _TermLadder(task.shape, key, idx, fits_idle.reshape(depth, c), lscore.reshape(depth, c),
-                           depth, len(self.nodes.changes), budget, terms, nbest)
+        return _TermLadder(task.shape, key, idx, fits_idle.reshape(first, c), lscore.reshape(first, c),
+                           depth, len(self.nodes.changes), budget, terms, nbest, extend)
 
     def _most_replicas(self, task: TaskInfo, idx: np.ndarray, depth: int) -> int:
         """An upper bound on how many replicas any of the nodes ``idx`` can still take (by resources
@@ -461,6 +480,15 @@ class Placer:
         idle = nodes.allocatable[np.ix_(dims, idx)] - nodes.used[np.ix_(dims, idx)]
         fit = np.min(np.floor((idle + EPS) / req[dims, None]), axis=0)
         return int(min(depth, max(fit.max(), 1)))
+
+    def _static_checks(self, i: int, task: TaskInfo) -> list[tuple[str, np.ndarray]]:
+        """Filter ``i``'s static checks of a shape, kept: topology allocate explains the same shapes
+        in HyperNode after HyperNode (on every node, like ``static``)."""
+        key = (i, task.shape)
+        found = self._explained_static.get(key)
+        if found is None:
+            found = self._explained_static[key] = self.filters[i][1].static(task)
+        return found
 
     def explain(self, task: TaskInfo, subset: np.ndarray | None = None) -> str:
         """kube-scheduler style: ``0/5 nodes are unavailable: 3 Insufficient cpu, 2 ...``.
@@ -477,8 +505,9 @@ class Placer:
         req = task.init_resreq
         for d in np.flatnonzero(req > 0):
             checks.append((f"Insufficient {self.nodes.space.names[d]}", req[d] - view.future_idle[d] < EPS))
-        for _, f in self.filters:
-            checks.extend((reason, passed[view.idx]) for reason, passed in f.static(task))
+        for i, (_, f) in enumerate(self.filters):
+            static = f.static(task) if subset is None else self._static_checks(i, task)
+            checks.extend((reason, passed[view.idx]) for reason, passed in static)
             checks.extend(f.dynamic(task, view))
         first = np.full(n, -1)
         for i, (_, passed) in enumerate(checks):

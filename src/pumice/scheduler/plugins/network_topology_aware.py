@@ -20,7 +20,7 @@ import numpy as np
 from pumice.scheduler.framework.placement import GroupTerms
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import Session
-from pumice.scheduler.model import TaskInfo
+from pumice.scheduler.model import JobInfo, TaskInfo
 from pumice.scheduler.resources import CPU, EPS, MEMORY
 from pumice.scheduler.topology.context import (
     PURPOSE_ALLOCATE,
@@ -29,8 +29,8 @@ from pumice.scheduler.topology.context import (
     TopologyContext,
     topology_of,
 )
-from pumice.scheduler.topology.resources import HyperNodeResources, binpack_score_rows, binpack_scores
-from pumice.scheduler.topology.subjobs import SubJob
+from pumice.scheduler.topology.resources import HyperNodeResources, RowScorer, binpack_scores
+from pumice.scheduler.topology.subjobs import SubJob, ordered_sum
 from pumice.scheduler.topology.tree import HyperNodeInfo
 
 MAX_SCORE = 100.0
@@ -93,19 +93,29 @@ class _Topo:
         tiers = self.tree.tiers
         self.min_tier, self.max_tier = (tiers[0], tiers[-1]) if tiers else (0, 0)
         self._tier_tables: dict[str, np.ndarray] = {}
-        #: The last ``alone_bounds``: (SubJob, HyperNode usage then, HyperNode row -> score alone).
-        self._alone: tuple[str, np.ndarray, dict[int, float]] | None = None
+        #: The last ``alone_bounds``: (SubJob, HyperNode usage then, per HyperNode row its score
+        #: alone, NaN where not scored).
+        self._alone: tuple[str, np.ndarray, np.ndarray] | None = None
+        #: Per SubJob: Σ resreq of its tasks (what HyperNode binpacking places for it).
+        self._requests: dict[str, np.ndarray] = {}
+        #: The HyperNode rows of recent gradient lists: id(list) -> (list, rows).
+        self._listed: dict[int, tuple[list[HyperNodeInfo], np.ndarray]] = {}
         #: Per HyperNode row: the rows of its subtree by (tier, name), and their tiers.
         self._subtrees: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._group_cache: tuple[np.ndarray, np.ndarray, list[float], float] | None = None
         self._group_parts: list[tuple[float, np.ndarray | None, np.ndarray]] = []
         self._group_weighted_rows: list[list[tuple[float, int]]] = []
-        #: Per pod request: (len(_changed) when computed, per-HyperNode / per-group scores).
-        self._row_cache: dict[bytes, tuple[int, np.ndarray]] = {}
+        #: Per pod request: per-HyperNode scores; (len(_changed) when computed, per-group scores).
+        self._row_cache: dict[bytes, _RowScores] = {}
         self._score_cache: dict[bytes, tuple[int, np.ndarray]] = {}
         #: Per HyperNode row: the position of its tier among the normal-pod tiers (-1: none).
         self._tier_pos: list[int] = [h.tier - self.min_tier if self.min_tier <= h.tier <= self.max_tier else -1
                                      for h in self.tree.rows]
+        #: Per node: (row, tier position) of its HyperNodes at the normal-pod tiers.
+        self._tier_rows: dict[int, list[tuple[int, int]]] = {}
+        #: Per HyperNode row: whether it has HyperNode children, and its tier.
+        self._has_children = np.array([bool(h.children) for h in self.tree.rows], dtype=bool)
+        self._row_tiers = np.array([h.tier for h in self.tree.rows], dtype=np.int64)
         #: Nodes of every allocate / deallocate event: their HyperNodes' usage changed.
         self._changed: list[int] = []
 
@@ -156,16 +166,28 @@ class _Topo:
                                                 np.array([h.tier for h in under], dtype=np.int64))
         idx, tiers = found
         keep = np.flatnonzero((tiers <= limit) & ok[idx])
-        out: list[list[HyperNodeInfo]] = []
-        last = None
+        if not len(keep):
+            return []
         rows = self.tree.rows
-        for i in keep.tolist():
-            tier = int(tiers[i])
-            if tier != last:
-                out.append([])
-                last = tier
-            out[-1].append(rows[int(idx[i])])
+        kept = idx[keep]
+        picked = [rows[i] for i in kept.tolist()]
+        # the tiers come sorted: cut where the tier changes
+        cuts = (np.flatnonzero(np.diff(tiers[keep])) + 1).tolist()
+        out = []
+        if len(self._listed) > 64:
+            self._listed.clear()
+        for a, b in zip([0, *cuts], [*cuts, len(picked)], strict=True):
+            part = picked[a:b]
+            self._listed[id(part)] = (part, kept[a:b])
+            out.append(part)
         return out
+
+    def _rows_array(self, candidates: list[HyperNodeInfo]) -> np.ndarray:
+        """The HyperNode rows of ``candidates`` (known already when it is a gradient list of ours)."""
+        found = self._listed.get(id(candidates))
+        if found is not None and found[0] is candidates and len(found[1]) == len(candidates):
+            return found[1]
+        return np.array([h.idx for h in candidates], dtype=np.int64)
 
     def _eligible_rows(self, req: SearchRequest, purpose: str) -> np.ndarray:
         """Per HyperNode row: may it be a candidate for ``req`` (resources: Volcano ``LessEqual``)?"""
@@ -196,20 +218,24 @@ class _Topo:
         placed = int(self.tree.membership[row, nodes].sum()) if nodes and row >= 0 else 0
         return placed / len(tasks)
 
+    def _request(self, sj: SubJob) -> np.ndarray:
+        """Σ resreq of the SubJob's tasks, summed in task order (once: it does not change)."""
+        found = self._requests.get(sj.uid)
+        if found is None:
+            found = self._requests[sj.uid] = ordered_sum(self.ssn.space.zeros(), [t.resreq for t in sj.tasks])
+        return found
+
     def hypernode_order(self, sj: SubJob, candidates: list[HyperNodeInfo]) -> dict[str, float]:
         if len(candidates) == 1 and self._alone is not None:
             # Scored alone by ``alone_bounds`` already? (A HyperNode scored alone depends on the
             # SubJob and on the HyperNode's usage only.)
             uid, used, scores = self._alone
             idx = candidates[0].idx
-            found = scores.get(idx)
-            if uid == sj.uid and found is not None and (self.res.used[:, idx] == used[:, idx]).all():
+            found = float(scores[idx])
+            if uid == sj.uid and not math.isnan(found) and (self.res.used[:, idx] == used[:, idx]).all():
                 return {candidates[0].name: found}
-        request = self.ssn.space.zeros()
-        for t in sj.tasks:
-            request += t.resreq
-        rows = np.array([h.idx for h in candidates], dtype=np.int64)
-        scores = binpack_scores(self.res, rows, request, self.weights)
+        rows = self._rows_array(candidates)
+        scores = binpack_scores(self.res, rows, self._request(sj), self.weights)
         if len(scores):
             ties = np.flatnonzero(scores == scores.max())
             if len(ties) > 1:
@@ -226,35 +252,32 @@ class _Topo:
             return None
         topo = req.topology
         n = len(candidates)
-        rows = np.array([h.idx for h in candidates], dtype=np.int64)
+        rows = self._rows_array(candidates)
         if topo is None or not topo.constrains or topo.highest_tier is None:
             eligible = np.ones(n, dtype=bool)
         else:
-            tiers = np.array([h.tier for h in candidates])
+            tiers = self._row_tiers[rows]
             need = req.min_resource[:, None]
             eligible = (tiers <= topo.highest_tier) & (
                 np.all(need - self.res.idle[:, rows] < EPS, axis=0)
                 | np.all(need - self.res.future_idle[:, rows] < EPS, axis=0))
-        request = self.ssn.space.zeros()
-        for t in sj.tasks:
-            request += t.resreq
-        scores = binpack_scores(self.res, rows, request, self.weights)
+        scaled = MAX_SCORE * self.weight * binpack_scores(self.res, rows, self._request(sj), self.weights)
         # what hypernode_order gives each one scored alone, while the usage stays as it is now
-        self._alone = (sj.uid, self.res.used.copy(),
-                       {hn.idx: MAX_SCORE * self.weight * float(scores[i]) for i, hn in enumerate(candidates)})
-        out: list[float] = []
-        for i, hn in enumerate(candidates):
-            if hn.children and topo is not None and topo.constrains:
+        alone = np.full(len(self.tree.rows), np.nan)
+        alone[rows] = scaled
+        self._alone = (sj.uid, self.res.used.copy(), alone)
+        out = np.where(eligible, scaled, -np.inf)
+        if topo is not None and topo.constrains:
+            for i in np.flatnonzero(self._has_children[rows]).tolist():
+                hn = candidates[i]
                 inner = self.gradient(req, hn, PURPOSE_ALLOCATE) or []
                 if not inner:
-                    out.append(-math.inf)
+                    out[i] = -math.inf
                 elif len(inner) == 1 and len(inner[0]) == 1 and inner[0][0] is hn:
-                    out.append(MAX_SCORE * self.weight * float(scores[i]))
+                    out[i] = scaled[i]
                 else:
-                    out.append(math.inf)
-            else:
-                out.append(MAX_SCORE * self.weight * float(scores[i]) if eligible[i] else -math.inf)
-        return out
+                    out[i] = math.inf
+        return out.tolist()
 
     # --- node order -----------------------------------------------------------------------------
     def _tier_table(self, allocated: str) -> np.ndarray:
@@ -330,27 +353,27 @@ class _Topo:
             return None
         return self._group_cache
 
-    def _row_scores(self, resreq: np.ndarray) -> np.ndarray:
-        """Per HyperNode row: the binpack score of a pod of ``resreq`` in it. Kept per request;
-        only the HyperNodes whose usage changed since are recomputed."""
+    def _tier_rows_of(self, node: int) -> list[tuple[int, int]]:
+        """(row, tier position) of the node's HyperNodes at the normal-pod tiers."""
+        found = self._tier_rows.get(node)
+        if found is None:
+            pos = self._tier_pos
+            found = self._tier_rows[node] = [(r, pos[r]) for r in self.res.rows_of_node(node) if pos[r] >= 0]
+        return found
+
+    def _rows_of(self, resreq: np.ndarray) -> _RowScores:
+        """The per-HyperNode scores of a pod of ``resreq``, current."""
         key = resreq.tobytes()
-        cached = self._row_cache.get(key)
-        log = self._changed
-        if cached is not None and cached[0] == len(log):
-            return cached[1]
-        if cached is None or len(log) - cached[0] > 32:
-            per_row = binpack_scores(self.res, np.arange(len(self.tree.rows)), resreq, self.weights)
+        rows = self._row_cache.get(key)
+        if rows is None:
+            rows = self._row_cache[key] = _RowScores(self, resreq)
         else:
-            per_row = cached[1]
-            new = log[cached[0]:]
-            if len(new) == 1:
-                dirty = self.res.rows_of_node(new[0]).tolist()
-            else:
-                dirty = np.unique(np.concatenate([self.res.rows_of_node(n) for n in new])).tolist()
-            if dirty:
-                per_row[dirty] = binpack_score_rows(self.res, dirty, resreq, self.weights)
-        self._row_cache[key] = (len(log), per_row)
-        return per_row
+            rows.sync()
+        return rows
+
+    def _row_scores(self, resreq: np.ndarray) -> np.ndarray:
+        """Per HyperNode row: the binpack score of a pod of ``resreq`` in it (see ``_RowScores``)."""
+        return self._rows_of(resreq).array
 
     def _group_scores(self, resreq: np.ndarray) -> np.ndarray:
         """Per group: Σ_t fading^(t-1) · binpack of the pod in the node's tier-t HyperNode (1 if
@@ -368,21 +391,6 @@ class _Topo:
         self._score_cache[key] = (len(self._changed), out)
         return out
 
-    def _group_scores_of(self, resreq: np.ndarray, groups: list[int]) -> list[float]:
-        """``_group_scores(resreq)[groups]`` in plain floats: the same operations in the same order."""
-        per_row = self._row_scores(resreq)
-        weight_sum = self._group_cache[3]  # type: ignore[index]
-        factor = MAX_SCORE * self.weight
-        parts = self._group_weighted_rows
-        item = per_row.item
-        out = []
-        for g in groups:
-            total = 0.0
-            for w, r in parts[g]:
-                total += w * (item(r) if r >= 0 else 1.0)
-            out.append(total / weight_sum * factor)
-        return out
-
     def _normal_pod(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         if not self.normal_pods or not self.tree.tiers or self._groups() is None:
             return None
@@ -391,11 +399,18 @@ class _Topo:
             return None  # one group: the same score on every candidate (and on later replicas')
         return self._group_scores(task.resreq)[group]
 
+    def _subjob(self, job: JobInfo, task: TaskInfo) -> SubJob | None:
+        """The task's SubJob; None (without building the job's SubJobs) for a job with neither
+        topology nor SubGroup policies: all its pods are in its default SubJob, without topology."""
+        if job.network_topology is None and not (job.pod_group.get("spec") or {}).get("subGroupPolicy"):
+            return None
+        return self.ctx.job(job).task_subjob.get(task.uid)
+
     def _is_normal_pod(self, task: TaskInfo) -> bool:
         job = task.job
         if job is None:
             return False
-        sj = self.ctx.job(job).task_subjob.get(task.uid)
+        sj = self._subjob(job, task)
         return sj is None or sj.topology is None
 
     def group_terms(self, task: TaskInfo) -> GroupTerms | None:
@@ -406,9 +421,9 @@ class _Topo:
         if groups is None:
             return None
         resreq = task.resreq
-        rise = _Rise(self, resreq)
+        terms = _Terms(self, self._rows_of(resreq))
         return GroupTerms(groups[0], lambda: self._group_scores(resreq), key=_NORMAL_POD,
-                          terms_of=lambda gs: self._group_scores_of(resreq, gs), rise=rise.rise)
+                          terms_of=terms.terms_of, rise=terms.rise)
 
     def on_allocate(self, task: TaskInfo) -> None:
         node = self.res.on_allocate(task)
@@ -424,43 +439,116 @@ class _Topo:
         job = task.job
         if job is None:
             return None
-        sj = self.ctx.job(job).task_subjob.get(task.uid)
+        sj = self._subjob(job, task)
         if sj is not None and sj.topology is not None:
             score = self._topology_pod(task, sj, idx)
             return None if score is None else score * (MAX_SCORE * self.weight)
         return self._normal_pod(task, idx)
 
 
-class _Rise:
-    """How much any group's normal-pod score may have risen since creation: per tier, the largest
-    rise of one HyperNode's binpack score, weighted as the scores are (an upper bound)."""
+class _RowScores:
+    """One pod request's binpack score in every HyperNode row (``array`` and, as plain floats,
+    ``values``), kept current from the plugin's event log: only the rows of the nodes placed on
+    or freed since are re-scored, and of those only the rows at the normal-pod tiers (no other
+    row of a partial update is ever read)."""
+
+    __slots__ = ("array", "cursor", "resreq", "scorer", "topo", "values")
 
     def __init__(self, topo: _Topo, resreq: np.ndarray) -> None:
         self.topo = topo
         self.resreq = resreq
-        self.base = topo._row_scores(resreq).copy()
+        self.scorer = RowScorer(topo.res, resreq, topo.weights)
+        self._full()
+
+    def _full(self) -> None:
+        topo = self.topo
+        self.array = binpack_scores(topo.res, np.arange(len(topo.tree.rows)), self.resreq, topo.weights)
+        self.values: list[float] = self.array.tolist()
         self.cursor = len(topo._changed)
-        self.most = [0.0] * len(topo._group_cache[2])  # type: ignore[index]
+
+    def sync(self) -> None:
+        log = self.topo._changed
+        cursor = self.cursor
+        if cursor == len(log):
+            return
+        tier_rows = self.topo._tier_rows_of
+        if len(log) - cursor == 1:
+            dirty = tier_rows(log[cursor])
+        else:
+            nodes = set(log[cursor:])
+            if len(nodes) > 32:
+                self._full()
+                return
+            dirty = list(dict.fromkeys(rp for n in nodes for rp in tier_rows(n)))
+        self.cursor = len(log)
+        self.scorer.rescore(dirty, self.values, self.array)
+
+
+class _Terms:
+    """The group terms of one pod request as a ladder asks for them: a few groups' current terms
+    (``terms_of``), and how much any group's term may have risen since creation (``rise``: per
+    tier, the largest rise of one HyperNode's binpack score, weighted as the scores are; an upper
+    bound). Both follow the plugin's event log: only the HyperNodes of nodes placed on since
+    changed."""
+
+    __slots__ = ("base", "cursor", "factor", "most", "parts", "rows", "topo", "value", "weight_sum", "weights")
+
+    def __init__(self, topo: _Topo, rows: _RowScores) -> None:
+        self.topo = topo
+        self.rows = rows
+        self.base = list(rows.values)
+        self.cursor = len(topo._changed)
+        _, _, self.weights, self.weight_sum = topo._group_cache  # type: ignore[misc]
+        self.parts = topo._group_weighted_rows
+        self.factor = MAX_SCORE * topo.weight
+        self.most = [0.0] * len(self.weights)
         self.value = 0.0
 
-    def rise(self) -> float:
+    def _advance(self) -> None:
         topo = self.topo
         log = topo._changed
-        if self.cursor < len(log):
-            per_row = topo._row_scores(self.resreq)
-            tier_pos = topo._tier_pos
-            most = self.most
-            for n in log[self.cursor:]:
-                for r in topo.res.rows_of_node(n).tolist():
-                    i = tier_pos[r]
-                    if i >= 0:
-                        up = per_row.item(r) - self.base.item(r)
-                        if up > most[i]:
-                            most[i] = up
-            self.cursor = len(log)
-            _, _, weights, weight_sum = topo._group_cache  # type: ignore[misc]
-            self.value = sum(w * m for w, m in zip(weights, most, strict=True)) / weight_sum * (
-                MAX_SCORE * topo.weight)
+        rows = self.rows
+        end = len(log)
+        if self.cursor == end - 1 and rows.cursor == end - 1:
+            # the usual step of a ladder: its own placement, which nothing has looked at yet
+            changed = topo._tier_rows.get(log[-1]) or topo._tier_rows_of(log[-1])
+            rows.cursor = end
+            rows.scorer.rescore(changed, rows.values, rows.array)
+        else:
+            rows.sync()
+            tier_rows = topo._tier_rows_of
+            changed = [rp for n in log[self.cursor:] for rp in tier_rows(n)]
+        self.cursor = end
+        values, base, most = rows.values, self.base, self.most
+        rose = False
+        for r, i in changed:
+            up = values[r] - base[r]
+            if up > most[i]:
+                most[i] = up
+                rose = True
+        if rose:
+            total = 0.0
+            for w, m in zip(self.weights, most, strict=True):
+                total += w * m
+            self.value = total / self.weight_sum * self.factor
+
+    def terms_of(self, groups: list[int]) -> list[float]:
+        """``_group_scores(resreq)[groups]`` in plain floats: the same operations in the same order."""
+        if self.cursor < len(self.topo._changed):
+            self._advance()
+        values = self.rows.values
+        weight_sum, factor, parts = self.weight_sum, self.factor, self.parts
+        out = []
+        for g in groups:
+            total = 0.0
+            for w, r in parts[g]:
+                total += w * (values[r] if r >= 0 else 1.0)
+            out.append(total / weight_sum * factor)
+        return out
+
+    def rise(self) -> float:
+        if self.cursor < len(self.topo._changed):
+            self._advance()
         return self.value
 
 

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from pumice.scheduler.framework.statement import ALLOCATE, PIPELINE, Statement
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo, TaskStatus
 from pumice.scheduler.topology.context import (
@@ -250,10 +252,14 @@ def _subjob_chosen(ctx: TopologyContext, sj: SubJob, sheet: TaskSheet, decisions
 
 
 def _job_sheet(ssn: Session, ctx: TopologyContext, jt: JobTopology, run: object) -> JobSheet:
-    """The job's worksheet for this allocate run (``run``: any object unique to the run)."""
+    """The job's worksheet for this allocate run (``run``: any object unique to the run; the
+    action's own worksheet of the job lists its schedulable tasks in task order: they need no
+    sorting again)."""
     found = ctx.sheets.get(jt.job.uid)
     if found is None or found[0] is not run:
-        found = ctx.sheets[jt.job.uid] = (run, build_job_sheet(ssn, jt))
+        ordered = getattr(run, "tasks", None)
+        sheet = build_job_sheet(ssn, jt, ordered if isinstance(ordered, list) else None)
+        found = ctx.sheets[jt.job.uid] = (run, sheet)
     return found[1]
 
 
@@ -302,9 +308,9 @@ _MUST_RUN, _NO_SOLUTION = math.inf, -math.inf
 
 
 def _bounds(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet: JobSheet,
-            gradient: list[HyperNodeInfo]) -> dict[str, float] | None:
-    """The score each job candidate's dry run would reach if it succeeded, where that is known
-    without the dry run; None when the job is not a simple gang.
+            gradient: list[HyperNodeInfo]) -> list[float] | None:
+    """Per candidate of ``gradient``, the score its dry run would reach if it succeeded, where that
+    is known without the dry run; None when the job is not a simple gang.
 
     A simple gang (no SubJob policy, one SubJob, no pipelining possible: nothing is releasing or
     pipelined) places its tasks in one ``allocate_subjob`` call, which ends once the gang is ready.
@@ -317,7 +323,7 @@ def _bounds(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet: JobSheet
     nodes = ssn.nodes
     if nodes.releasing.any() or nodes.pipelined.any():
         return None
-    if any(t.status == TaskStatus.PIPELINED for t in jt.job.tasks.values()):
+    if jt.job.count(TaskStatus.PIPELINED):
         return None
     sj = next(iter(jt.subjobs.values()))
     request = _request(jt, sj)
@@ -325,16 +331,16 @@ def _bounds(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet: JobSheet
     if fast is not None:
         found = fast(request, sj, gradient)
         if found is not None:
-            return {hn.name: bound for hn, bound in zip(gradient, found, strict=True)}
-    out: dict[str, float] = {}
+            return found
+    out: list[float] = []
     for hn in gradient:
         inner = hypernode_gradients(ssn, request, hn, PURPOSE_ALLOCATE)
         if not inner:
-            out[hn.name] = _NO_SOLUTION
+            out.append(_NO_SOLUTION)
         elif len(inner) == 1 and len(inner[0]) == 1 and inner[0][0] is hn:
-            out[hn.name] = hypernode_scores(ssn, sj, [hn])[hn.name]
+            out.append(hypernode_scores(ssn, sj, [hn])[hn.name])
         else:
-            out[hn.name] = _MUST_RUN
+            out.append(_MUST_RUN)
     return out
 
 
@@ -367,11 +373,8 @@ def _search_gradient(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet:
     best run stays applied while no other dry run follows it; otherwise it is replayed.
     """
     bounds = _bounds(ssn, ctx, jt, sheet, gradient)
-    if bounds is None:
-        order = list(gradient)
-    else:
-        position = {hn.name: i for i, hn in enumerate(gradient)}
-        order = sorted(gradient, key=lambda h: (-bounds[h.name], position[h.name]))
+    # best bound first, ties in gradient order (a stable sort)
+    order = range(len(gradient)) if bounds is None else np.argsort(-np.asarray(bounds), kind="stable").tolist()
     best: tuple[float, str] | None = None
     best_run: _JobRun | None = None
     best_ops: Ops = []
@@ -386,15 +389,18 @@ def _search_gradient(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet:
             applied = False
         return _dry_run_job(ssn, ctx, jt, sheet, hn, queue, snapshot)
 
-    for hn in order:
+    for i in order:
+        hn = gradient[i]
         if not exhaustive:
-            bound = bounds[hn.name]  # type: ignore[index]
-            if bound == _NO_SOLUTION or not _better(bound, hn.name, best):
+            bound = bounds[i]  # type: ignore[index]
+            if bound == _NO_SOLUTION or (best is not None and bound < best[0]):
+                break  # no later candidate (a bound as low or lower) can win either
+            if not _better(bound, hn.name, best):
                 continue
         run = dry_run(hn)
         last_run = hn.name
-        if (not exhaustive and run.solution and bounds[hn.name] != _MUST_RUN  # type: ignore[index]
-                and (run.calls != 1 or run.total != bounds[hn.name])):  # type: ignore[index]
+        if (not exhaustive and run.solution and bounds[i] != _MUST_RUN  # type: ignore[index]
+                and (run.calls != 1 or run.total != bounds[i])):  # type: ignore[index]
             exhaustive = True  # not the simple gang assumed: no candidate may be skipped
         if run.solution and _better(run.total, hn.name, best):
             best, best_run, best_ops, applied = (run.total, hn.name), run, _save(run.stmts), True
@@ -404,7 +410,7 @@ def _search_gradient(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet:
     if last is not None and last_run != last.name and not (applied and _none_pending(jt)):
         # Leave the job's predicate errors as Volcano's last dry run of the gradient does (not
         # needed once the chosen placement leaves no pod of the job pending: nothing reads them).
-        if bounds is not None and bounds[last.name] == _NO_SOLUTION:
+        if bounds is not None and bounds[-1] == _NO_SOLUTION:
             _reset_fit_errors(jt.job)
         else:
             dry_run(last).discard()

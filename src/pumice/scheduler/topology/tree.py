@@ -70,15 +70,24 @@ class HyperNodeTree:
             tree.infos[name] = info
             tree.rows.append(info)
         direct: dict[str, list[np.ndarray]] = {name: [] for name in specs}
+        index = nodes.index
         for name, spec in specs.items():
+            named: list[int] = []  # nodes picked by name alone (the usual member: no array per node)
             for member in spec.get("members") or []:
                 selector = member.get("selector") or {}
                 if member.get("type") == "HyperNode":
                     child = (selector.get("exactMatch") or {}).get("name", "")
                     if child in tree.infos:
                         tree._link(child, name)
+                elif len(selector) == 1 and "exactMatch" in selector:
+                    node = (selector["exactMatch"] or {}).get("name")
+                    j = index.get(node) if node else None
+                    if j is not None:
+                        named.append(j)
                 else:
                     direct[name].append(select_nodes(selector, nodes))
+            if named:
+                direct[name].append(np.array(sorted(set(named)), dtype=np.int64))
         tree._finish(direct, len(nodes))
         return tree
 
@@ -104,7 +113,10 @@ class HyperNodeTree:
         for child in info.children:
             parts.append(self._leaf_nodes(child, direct, chain))
         chain.discard(name)
-        info.nodes = np.unique(np.concatenate(parts)).astype(np.int64) if parts else np.zeros(0, np.int64)
+        if len(parts) == 1:
+            info.nodes = parts[0].astype(np.int64)  # sorted and distinct already (a copy: its own identity)
+        else:
+            info.nodes = np.unique(np.concatenate(parts)).astype(np.int64) if parts else np.zeros(0, np.int64)
         info.ancestors = [name]
         return info.nodes
 

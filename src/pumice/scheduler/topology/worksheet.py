@@ -97,8 +97,12 @@ def subjob_less(ssn: Session) -> SubJobLess:
     return less
 
 
-def build_job_sheet(ssn: Session, jt: JobTopology) -> JobSheet:
-    """Volcano ``organizeJobWorksheet``: SubJobs needed for ``minSubGroups`` come first."""
+def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | None = None) -> JobSheet:
+    """Volcano ``organizeJobWorksheet``: SubJobs needed for ``minSubGroups`` come first.
+
+    ``ordered``: the job's tasks in task order, every schedulable one among them (the allocate
+    action sorted them when the run began, as Volcano builds its worksheets): then kept as is.
+    """
     less = subjob_less(ssn)
     ready_gate = gang_flag(ssn, "enabledSubJobReady") if jt.has_policy else True
     counts: dict[str, int] = {}
@@ -124,11 +128,20 @@ def build_job_sheet(ssn: Session, jt: JobTopology) -> JobSheet:
 
     subjobs: PriorityQueue[SubJob] = PriorityQueue(order)
     sheets: dict[str, TaskSheet] = {}
+    # Each SubJob's tasks in task order: taken from ``ordered``, or sorted from the job's list
+    # (usually in index order already, which the sort then only verifies; task order is total,
+    # so the result does not depend on the list's order).
+    listed: dict[str, list[TaskInfo]] = {uid: [] for uid in jt.subjobs}
+    for t in jt.job.tasks.values() if ordered is None else ordered:
+        sj = jt.task_subjob.get(t.uid)
+        if sj is not None and _schedulable(t):
+            listed[sj.uid].append(t)
     for sj in jt.subjobs.values():
-        tasks = [t for t in sj.tasks if _schedulable(t)]
+        tasks = listed[sj.uid]
         if not tasks:
             continue
-        tasks.sort(key=cmp_to_key(ssn.task_order_cmp))
+        if ordered is None:
+            tasks.sort(key=cmp_to_key(ssn.task_order_cmp))
         sheets[sj.uid] = TaskSheet(tasks, Counter(t.shape for t in tasks))
         subjobs.push(sj)
     return JobSheet(subjobs, sheets)
