@@ -49,6 +49,10 @@ def _same_task(old: dict[str, Any], new: dict[str, Any]) -> bool:
                                                    "namespace"))
 
 
+def _queue_state(q: dict[str, Any]) -> Any:
+    return (q.get("status") or {}).get("state")
+
+
 def _key(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")
@@ -264,8 +268,12 @@ class LiveCache:
         state = self._state
         assert state is not None
         existed = key in state.queues
+        kept = state.queues.get(key)
         if q is None:
             state.queues.pop(key, None)
+        elif kept is not None and _same_but_status(kept.queue, q) and _queue_state(kept.queue) == _queue_state(q):
+            kept.queue = q  # a status write (counts, allocated): nothing the scheduler reads moved
+            return
         else:
             state.queues[key] = make_queue(q)
         if existed == (q is not None):
