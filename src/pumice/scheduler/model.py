@@ -386,6 +386,10 @@ class NodeTable:
         self.placement_cache: tuple | None = None
         #: Bumped whenever a task leaves a node: only then can a task that fitted nowhere fit somewhere.
         self.freed = 0
+        #: Values that depend only on the nodes' fixed fields (labels, taints) and a task shape, kept
+        #: for the table's life by whoever computes them (keyed by their own names).
+        self.memo: dict[Any, Any] = {}
+        self.any_taints = any(self.taints)
 
     def __len__(self) -> int:
         return len(self.names)

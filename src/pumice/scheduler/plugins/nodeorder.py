@@ -124,7 +124,9 @@ class PreferenceScorer:
         self.nodes = nodes
         self.taint_w = weights["tainttoleration.weight"]
         self.affinity_w = weights["nodeaffinity.weight"]
-        self._raw: dict[tuple, tuple[np.ndarray | None, np.ndarray | None]] = {}
+        # raw scores depend on the nodes' taints and labels and the shape only: kept across sessions
+        self._raw: dict[tuple, tuple[np.ndarray | None, np.ndarray | None]] = nodes.memo.setdefault(
+            ("preference raw scores", bool(self.taint_w), bool(self.affinity_w)), {})
 
     def _raw_scores(self, task: TaskInfo) -> tuple[np.ndarray | None, np.ndarray | None]:
         cached = self._raw.get(task.shape)
@@ -133,7 +135,7 @@ class PreferenceScorer:
         spec: dict[str, Any] = task.pod.get("spec") or {}
         nodes = self.nodes
         taints = None
-        if self.taint_w and any(nodes.taints):
+        if self.taint_w and nodes.any_taints:
             tolerations = [t for t in spec.get("tolerations") or []
                            if (t.get("effect") or "") in ("", "PreferNoSchedule")]
             counts = np.array([len(untolerated(ts, tolerations, ("PreferNoSchedule",))) if ts else 0
