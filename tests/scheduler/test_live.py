@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pumice.scheduler import build_cluster_state, run_session
+from pumice.scheduler.cache import may_wait
 from pumice.scheduler.live import LiveCache
 from pumice.scheduler.loop import SchedulerLoop
 from pumice.store import MemoryStore
@@ -56,6 +57,9 @@ def assert_same(live: LiveCache) -> None:
         assert {k: v for k, v in mine.status_count.items() if v} == {k: v for k, v in job.status_count.items() if v}
         np.testing.assert_allclose(mine.allocated, job.allocated)
         assert sorted(mine.tasks) == sorted(job.tasks)
+    # every job with something to place or admit is in the index sessions walk
+    assert got.active_jobs is not None and got.waiting_jobs is not None
+    assert {uid for uid, j in got.active_jobs.items() if may_wait(j)} <= got.waiting_jobs
 
 
 @settings(max_examples=40, deadline=None)
@@ -91,6 +95,13 @@ def test_live_cache_equals_a_fresh_build_after_any_event_sequence(seed: int) -> 
         else:
             live.apply(rng.choice(["ADDED", "DELETED"]), queue("q1"))
         assert_same(live)
+    # a session on the kept state decides and explains what one on a fresh build does
+    fresh = run_session(build_cluster_state([o for objs in live.objects.values() for o in objs.values()]))
+    kept = run_session(live.state(), revert=True)
+    assert kept.binds == fresh.binds
+    assert kept.pending_pods == fresh.pending_pods
+    waiting = {j.key: j for j in fresh.jobs if j.reason}
+    assert {j.key: j for j in kept.jobs if j.reason} == waiting
 
 
 def test_the_loop_decides_what_one_session_decides_and_keeps_no_ghosts() -> None:

@@ -46,6 +46,14 @@ class ClusterState:
     #: Kept by a live cache: jobs an event touched since the last session's report (None: every
     #: job is reported). A session reports these, the jobs it changed itself, and waiting ones.
     dirty_jobs: set[str] | None = None
+    #: Kept by a live cache: a superset of the active jobs that may have work for a session — not
+    #: admitted yet, or with Pending tasks (see :func:`may_wait`). None: every active job may.
+    waiting_jobs: set[str] | None = None
+
+
+def may_wait(job: JobInfo) -> bool:
+    """The job has something for enqueue, allocate or backfill: it is not admitted, or has Pending tasks."""
+    return job.is_pending() or job.count(TaskStatus.PENDING) > 0
 
 
 def parse_time(value: Any) -> float:
@@ -367,7 +375,7 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
         place_task(table, task)
         if task.job is None and ours and task.status == TaskStatus.PENDING:
             orphans.append(task.key)
-    table.changes.clear()
+    table.clear_changes()
     # Volcano's snapshot skips jobs whose queue does not exist.
     present = {k: j for k, j in jobs.items() if j.queue in queues}
     return ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs)

@@ -84,6 +84,15 @@ class SchedulerConf:
     tiers: list[Tier]
     #: Per-action arguments (``configurations: [{name: preempt, arguments: {...}}]``).
     configurations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _enabled: dict[str | None, list[list[PluginOption]]] = field(default_factory=dict, repr=False, compare=False)
+
+    def enabled_options(self, flag: str | None) -> list[list[PluginOption]]:
+        """Per tier, the plugin options whose ``flag`` is on (all with None); sessions ask every cycle."""
+        found = self._enabled.get(flag)
+        if found is None:
+            found = self._enabled[flag] = [[opt for opt in tier.plugins if flag is None or opt.enabled(flag)]
+                                           for tier in self.tiers]
+        return found
 
     def plugin(self, name: str) -> PluginOption | None:
         for tier in self.tiers:

@@ -17,9 +17,11 @@ from pumice.scheduler.cache import (
     make_job,
     make_queue,
     make_task,
+    may_wait,
     place_task,
     pod_group_key,
     pod_resource_names,
+    task_status,
 )
 from pumice.scheduler.model import TaskInfo, TaskStatus
 
@@ -33,6 +35,22 @@ def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
     om, nm = old.get("metadata") or {}, new.get("metadata") or {}
     return all(om.get(k) == nm.get(k) for k in ("uid", "labels", "annotations", "creationTimestamp", "name",
                                                    "namespace"))
+
+
+def _same_task(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Two versions of a pod that make the same task but for its status and node: everything a
+    TaskInfo takes from metadata and spec is equal, ``spec.nodeName`` aside (a bind)."""
+    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
+    for k in os_.keys() | ns_.keys():
+        if k != "nodeName" and os_.get(k) != ns_.get(k):
+            return False
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    return all(om.get(k) == nm.get(k) for k in ("uid", "labels", "annotations", "creationTimestamp", "name",
+                                                   "namespace"))
+
+
+def _queue_state(q: dict[str, Any]) -> Any:
+    return (q.get("status") or {}).get("state")
 
 
 def _key(obj: dict[str, Any]) -> str:
@@ -108,6 +126,7 @@ class LiveCache:
         self._by_group = {}
         self._all_jobs = state.all_jobs
         state.active_jobs = {uid: j for uid, j in state.jobs.items() if not j.finished()}
+        state.waiting_jobs = {uid for uid, j in state.active_jobs.items() if may_wait(j)}
         for job in self._all_jobs.values():
             for t in job.tasks.values():
                 self._tasks[t.key] = t
@@ -142,6 +161,8 @@ class LiveCache:
             state.dirty_jobs.add(job.uid)
         if job.uid in state.jobs and not job.finished():
             state.active_jobs[job.uid] = job
+            if state.waiting_jobs is not None and may_wait(job):
+                state.waiting_jobs.add(job.uid)
         else:
             state.active_jobs.pop(job.uid, None)
 
@@ -157,9 +178,36 @@ class LiveCache:
         place_task(state.nodes, task)
         self._tasks[pod_key] = task
 
+    def _rehome(self, task: TaskInfo, pod: dict[str, Any], job: Any) -> None:
+        """Re-place an existing task for a new version of its pod (status, node) or a new job: the
+        same as making it again from ``pod`` when its scheduling fields did not change, without the
+        parse (most pod events are status writes and binds)."""
+        state = self._state
+        assert state is not None
+        if task.node >= 0:
+            state.nodes.remove_task(task.node, task)
+        old_job = task.job
+        if old_job is not None:
+            old_job.remove_task(task)
+            self._classify(old_job)
+        task.pod = pod
+        task.job = job
+        task.status = task_status(pod)
+        task.node, task.node_name = -1, ""
+        task.evicted, task.last_reason = False, ""
+        task.nominated_node = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        place_task(state.nodes, task)
+
     def _pod_changed(self, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         state = self._state
         assert state is not None
+        task = self._tasks.get(key)
+        if (task is not None and task.job is not None and old is not None and new is not None and task.pod is old
+                and _same_task(old, new)):
+            self._rehome(task, new, task.job)
+            if task.job is not None:
+                self._classify(task.job)
+            return
         self._detach(key)
         old_group = pod_group_key(old) if old is not None and is_ours(old, self.scheduler_names) else ""
         if old_group:
@@ -198,16 +246,20 @@ class LiveCache:
         assert state.active_jobs is not None
         state.active_jobs.pop(key, None)
         members = sorted(self._by_group.get(key, ()))
-        if pg is None:
-            for pod_key in members:
-                self._attach(pod_key, None, state)
-            return
-        job = make_job(state.space, pg, self._catalog)
-        if old is not None:
-            job.phase = job.phase or old.phase
-        self._all_jobs[key] = job
+        job = make_job(state.space, pg, self._catalog) if pg is not None else None
+        if job is not None:
+            if old is not None:
+                job.phase = job.phase or old.phase
+            self._all_jobs[key] = job
         for pod_key in members:
-            self._attach(pod_key, job, state)
+            task = self._tasks.get(pod_key)
+            pod = self.objects["Pod"].get(pod_key)
+            if task is not None and pod is not None and task.pod is pod:
+                self._rehome(task, pod, job)
+            else:
+                self._attach(pod_key, job, state)
+        if job is None:
+            return
         if job.queue in state.queues:
             state.jobs[key] = job
             self._classify(job)
@@ -216,12 +268,17 @@ class LiveCache:
         state = self._state
         assert state is not None
         existed = key in state.queues
+        kept = state.queues.get(key)
         if q is None:
             state.queues.pop(key, None)
+        elif kept is not None and _same_but_status(kept.queue, q) and _queue_state(kept.queue) == _queue_state(q):
+            kept.queue = q  # a status write (counts, allocated): nothing the scheduler reads moved
+            return
         else:
             state.queues[key] = make_queue(q)
         if existed == (q is not None):
             return  # a queue's spec or status changed: which jobs are present did not
         state.jobs = {uid: j for uid, j in self._all_jobs.items() if j.queue in state.queues}
         state.active_jobs = {uid: j for uid, j in state.jobs.items() if not j.finished()}
+        state.waiting_jobs = {uid for uid, j in state.active_jobs.items() if may_wait(j)}
         state.dirty_jobs = None  # jobs came or went with the queue: report them all once

@@ -99,11 +99,18 @@ class SchedulerLoop:
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
         self._written: dict[str, tuple] = {}
         self._seen_versions: tuple[int, ...] = ()
+        self._synced_version: str | None = None
 
     def sync(self) -> bool:
+        # Every watch event is a write, and every write moves the store's version: when it has not
+        # moved since the last sync, there is nothing to drain (callers poll often).
+        version = self.store.resource_version
+        if version == self._synced_version:
+            return False
         changed = False
         for inf in self.informers.values():
             changed |= inf.sync()
+        self._synced_version = version
         return changed
 
     def has_work(self) -> bool:

@@ -380,10 +380,16 @@ class NodeTable:
         self.total = self.allocatable.sum(axis=1)
         #: Node indices in the order their rows changed; placement caches replay it.
         self.changes: list[int] = []
+        #: Per node, ``len(changes)`` right after its last change (0: none since the log was cleared).
+        self.changed_at = np.zeros(n, dtype=np.int64)
         #: (configuration, static masks, rows, no-fit marks) kept across sessions by the placer.
         self.placement_cache: tuple | None = None
         #: Bumped whenever a task leaves a node: only then can a task that fitted nowhere fit somewhere.
         self.freed = 0
+        #: Values that depend only on the nodes' fixed fields (labels, taints) and a task shape, kept
+        #: for the table's life by whoever computes them (keyed by their own names).
+        self.memo: dict[Any, Any] = {}
+        self.any_taints = any(self.taints)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -392,6 +398,10 @@ class NodeTable:
     def idle(self) -> np.ndarray:
         """Volcano keeps Idle = Allocatable - Used as a field; here it is derived (one write less per pod)."""
         return self.allocatable - self.used
+
+    def placed_rows(self, idx: np.ndarray) -> np.ndarray:
+        """Columns ``idx`` of used (resources), non-zero cpu/memory used and task count, stacked."""
+        return self._rows[:, idx]
 
     def future_idle(self) -> np.ndarray:
         return self.idle + self.releasing - self.pipelined
@@ -413,6 +423,7 @@ class NodeTable:
         self.tasks[j][task.uid] = task
         self.anti_affinity_tasks += task.anti_affinity
         self.changes.append(j)
+        self.changed_at[j] = len(self.changes)
 
     def remove_task(self, j: int, task: TaskInfo) -> None:
         status = task.status
@@ -429,3 +440,12 @@ class NodeTable:
         self.anti_affinity_tasks -= task.anti_affinity
         self.freed += 1
         self.changes.append(j)
+        self.changed_at[j] = len(self.changes)
+
+    def changed_since(self, cursor: int) -> np.ndarray:
+        """Indices (ascending) of the nodes whose rows changed after ``cursor`` entries of the log."""
+        return np.flatnonzero(self.changed_at > cursor)
+
+    def clear_changes(self) -> None:
+        self.changes.clear()
+        self.changed_at[:] = 0

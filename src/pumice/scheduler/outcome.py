@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from pumice.api.quantity import format_quantity
 from pumice.scheduler.framework.session import Session
+from pumice.scheduler.framework.usage import closing_allocated
 from pumice.scheduler.model import ALLOCATED_STATUS, SCHEDULED_STATUS, JobInfo, TaskStatus
 from pumice.scheduler.resources import MEMORY
 from pumice.scheduler.topology import CLUSTER_TOP, topology_of
@@ -84,24 +86,23 @@ def queue_allocated(ssn: Session) -> dict[str, dict[str, str]]:
     space = ssn.space
     totals = {name: space.zeros() for name in ssn.queues}
     pods = dict.fromkeys(ssn.queues, 0)
-    by_queue: dict[str, list[JobInfo]] = {}
-    for job in ssn.jobs.values():
-        if job.queue in totals:
-            by_queue.setdefault(job.queue, []).append(job)
-    for queue, jobs in by_queue.items():
-        allocated = np.sum([j.allocated for j in jobs], axis=0)
-        n = sum(j.count(ALLOCATED_STATUS) for j in jobs)
+    for queue, (allocated, n) in closing_allocated(ssn).items():
         name, seen = queue, set()
         while name in ssn.queues and name not in seen:  # the queue and every ancestor, up to root
             seen.add(name)
             totals[name] += allocated
             pods[name] += n
             name = ssn.queues[name].parent or ("root" if name != "root" else "")
-    out: dict[str, dict[str, str]] = {}
-    for name, total in totals.items():
-        out[name] = {n: exact_quantity(n, float(v)) for n, v in zip(space.names, total, strict=True) if v}
-        if pods[name]:
-            out[name]["pods"] = str(pods[name])
+    names = tuple(space.names)
+    return {name: dict(_allocated_status(names, total.tobytes(), pods[name])) for name, total in totals.items()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _allocated_status(names: tuple[str, ...], total: bytes, pods: int) -> dict[str, str]:
+    """A queue's ``status.allocated`` (the same few totals recur from cycle to cycle)."""
+    out = {n: exact_quantity(n, v) for n, v in zip(names, np.frombuffer(total).tolist(), strict=True) if v}
+    if pods:
+        out["pods"] = str(pods)
     return out
 
 
@@ -132,7 +133,7 @@ def summarize(ssn: Session) -> SessionOutcome:
     pipelined: dict[str, str] = {}
     pending_pods: dict[str, str] = {}
     dirty = ssn.state.dirty_jobs
-    for job in sorted(ssn.jobs.values(), key=lambda j: j.uid):
+    for job in sorted(ssn.reportable(), key=lambda j: j.uid):
         if (dirty is not None and job.uid not in dirty and job.uid not in ssn.touched
                 and not job.count(TaskStatus.PENDING) and job.phase != "Pending"):
             continue  # nothing happened to it since it was last reported
@@ -152,7 +153,7 @@ def summarize(ssn: Session) -> SessionOutcome:
                    if job.count(TaskStatus.PENDING) else [])
         if pending and not reason:
             errors = sorted(set(job.fit_errors.values()))
-            reason = "; ".join(errors) or job.quota_reason or ssn.queue_reasons.get(job.queue, "")
+            reason = "; ".join(errors) or job.quota_reason or ssn.queue_reason(job.queue)
         for t in pending:
             pending_pods[t.key] = job.fit_errors.get(t.uid) or reason
         # a job waits if it has pending pods, or if it was not admitted (its pods are not created

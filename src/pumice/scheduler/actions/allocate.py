@@ -91,7 +91,7 @@ class AllocateAction(Action):
         seen: set[str] = set()
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
         sheets: dict[str, Worksheet] = {}
-        for job in ssn.jobs.values():
+        for job in ssn.waiting:
             if job.is_pending():
                 if enqueue_configured:
                     continue

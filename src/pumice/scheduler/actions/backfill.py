@@ -14,7 +14,7 @@ class BackfillAction(Action):
 
     def execute(self, ssn: Session) -> None:
         placer = ssn.placer
-        for job in sorted((j for j in ssn.jobs.values() if j.pending_best_effort), key=lambda j: j.uid):
+        for job in sorted((j for j in ssn.waiting if j.pending_best_effort), key=lambda j: j.uid):
             if job.is_pending() or ssn.queue_of(job) is None or ssn.job_valid(job):
                 continue
             for task in sorted(job.tasks.values(), key=lambda t: (t.index is None, t.index, t.creation, t.uid)):

@@ -16,7 +16,7 @@ class EnqueueAction(Action):
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_less)
         seen: set[str] = set()
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
-        for job in ssn.jobs.values():
+        for job in ssn.waiting:
             queue = ssn.queue_of(job)
             if queue is None:
                 continue

@@ -50,6 +50,8 @@ class Choice:
 class _Static:
     mask: np.ndarray
     score: np.ndarray
+    #: Resource dimensions the shape's InitResreq asks for (the fit test runs on these only).
+    dims: list[int]
 
 
 @dataclass(slots=True)
@@ -227,7 +229,7 @@ class Placer:
         # session (the rows are refreshed from the node change log like within a session).
         kept = ssn.nodes.placement_cache
         if kept is None or kept[0] is not ssn.conf or len(ssn.nodes.changes) > MAX_CHANGE_LOG:
-            ssn.nodes.changes.clear()
+            ssn.nodes.clear_changes()
             kept = ssn.nodes.placement_cache = (ssn.conf, {}, {}, {})
         self._static: dict[tuple, _Static] = kept[1]
         self._rows: dict[tuple, _Rows] = kept[2]
@@ -257,14 +259,17 @@ class Placer:
                 part = s.static(task)
                 if part is not None:
                     score = score + part
-            st = self._static[task.shape] = _Static(mask, score)
+            req = task.init_resreq
+            dims = ([d for d, _ in task.requested] if np.array_equal(req, task.resreq)
+                    else np.flatnonzero(req > 0).tolist())
+            st = self._static[task.shape] = _Static(mask, score, dims)
         return st
 
     def _dynamic(self, task: TaskInfo, view: NodeView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(feasible, fits idle, node-order score) on a view; static parts included."""
         st = self.static(task)
         req = task.init_resreq
-        dims = [d for d, _ in task.requested] if np.array_equal(req, task.resreq) else np.flatnonzero(req > 0)
+        dims = st.dims
         ok = st.mask[view.idx]
         if self.nodes.pipelined_tasks or self.nodes.releasing_tasks:
             fut = view.future_idle
@@ -301,7 +306,7 @@ class Placer:
         rows = self._rows.get(task.shape)
         changes = nodes.changes
         if rows is not None and rows.cursor != len(changes):
-            dirty = np.unique(np.asarray(changes[rows.cursor:], dtype=np.int64))
+            dirty = nodes.changed_since(rows.cursor)
             if len(dirty) * 8 > len(nodes):
                 rows = None
             else:

@@ -9,13 +9,12 @@ on its method.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from pumice.scheduler.cache import ClusterState
+from pumice.scheduler.cache import ClusterState, may_wait
 from pumice.scheduler.conf import PluginOption, SchedulerConf
 from pumice.scheduler.framework.plugin import PLUGINS, BatchScorer, NodeFilter, NodeScorer, Plugin
 from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, TaskInfo
@@ -58,7 +57,6 @@ class Session:
     """One scheduling cycle over a :class:`ClusterState` (which it mutates: pass a fresh one)."""
 
     def __init__(self, state: ClusterState, conf: SchedulerConf, now: float | None = None) -> None:
-        self.uid = str(uuid.uuid4())
         #: The session's time (virtual in simulations): waiting times and SLAs are measured against it.
         self.now = time.time() if now is None else now
         self.conf = conf
@@ -76,7 +74,8 @@ class Session:
         self.binds: dict[str, str] = {}
         self.evictions: list[str] = []
         #: Per-queue explanations of why jobs did not get resources (for people).
-        self.queue_reasons: dict[str, str] = {}
+        #: A reason may be a function that words it (only read if a job stays waiting).
+        self.queue_reasons: dict[str, str | Callable[[], str]] = {}
         #: Per-session memo for values several plugins derive from the same job at open.
         self.memo: dict[Any, Any] = {}
         #: Jobs whose tasks or phase this session changed (they are reported at close).
@@ -87,6 +86,32 @@ class Session:
         self._placer: Any = None
         for job in self.jobs.values():
             job.reset_session_notes()
+        #: The jobs enqueue, allocate and backfill look at (the others have nothing for them).
+        self.waiting: list[JobInfo] = self._waiting_jobs()
+
+    def _waiting_jobs(self) -> list[JobInfo]:
+        """The active jobs that may have work; the live cache's index is pruned of those that have none."""
+        index = self.state.waiting_jobs
+        if index is None:
+            return list(self.jobs.values())
+        out = []
+        for uid in list(index):
+            job = self.jobs.get(uid)
+            if job is None or not may_wait(job):
+                index.discard(uid)  # admitted and placed: an event brings it back if that changes
+            else:
+                out.append(job)
+        return out
+
+    def reportable(self) -> list[JobInfo]:
+        """Jobs whose state a report must say again: all of them, or with a live cache the ones an
+        event or this session changed and the ones still waiting (the rest was reported as it is)."""
+        dirty = self.state.dirty_jobs
+        if dirty is None:
+            return list(self.jobs.values())
+        uids = dirty | self.touched
+        uids.update(j.uid for j in self.waiting)
+        return [job for uid in uids if (job := self.jobs.get(uid)) is not None]
 
     # --- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
@@ -154,16 +179,9 @@ class Session:
 
     def _registered(self, point: str) -> Iterable[list[tuple[PluginOption, Any]]]:
         """Per tier, the enabled (option, fn) pairs registered at ``point``."""
-        flag = FLAGS[point]
         fns = self._fns[point]
-        for tier in self.conf.tiers:
-            found = []
-            for opt in tier.plugins:
-                fn = fns.get(opt.name)
-                if fn is None or (flag is not None and not opt.enabled(flag)):
-                    continue
-                found.append((opt, fn))
-            yield found
+        for options in self.conf.enabled_options(FLAGS[point]):
+            yield [(opt, fns[opt.name]) for opt in options if opt.name in fns]
 
     def _all(self, point: str) -> list[Any]:
         flat = self._flat.get(point)
@@ -342,6 +360,10 @@ class Session:
         return False
 
     # --- helpers for actions --------------------------------------------------------------------
+    def queue_reason(self, queue: str) -> str:
+        reason = self.queue_reasons.get(queue, "")
+        return reason if isinstance(reason, str) else reason()
+
     def queue_of(self, job: JobInfo) -> QueueInfo | None:
         return self.queues.get(job.queue)
 

@@ -30,12 +30,13 @@ class NodeView:
                 nodes.nonzero_used, nodes.task_count, nodes.max_tasks,
             )
         alloc = nodes.allocatable[:, idx]
-        used = nodes.used[:, idx]
+        rows = nodes.placed_rows(idx)  # used, non-zero used and task count in one gather
+        r = len(alloc)
+        used = rows[:r]
         idle = alloc - used
-        return cls(
-            idx, alloc, idle, used, idle + nodes.releasing[:, idx] - nodes.pipelined[:, idx],
-            nodes.nonzero_used[:, idx], nodes.task_count[idx], nodes.max_tasks[idx],
-        )
+        future = (idle + nodes.releasing[:, idx] - nodes.pipelined[:, idx]
+                  if nodes.pipelined_tasks or nodes.releasing_tasks else idle)
+        return cls(idx, alloc, idle, used, future, rows[r : r + 2], rows[r + 2], nodes.max_tasks[idx])
 
     @classmethod
     def ladder(cls, nodes: NodeTable, idx: np.ndarray, resreq: np.ndarray, nonzero: tuple[float, float],

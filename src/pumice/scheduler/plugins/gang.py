@@ -54,7 +54,7 @@ class GangPlugin(Plugin):
 
     def on_session_close(self, ssn: Session) -> None:
         """Say why a job's gang could not be placed (Volcano's PodGroup Unschedulable condition)."""
-        for job in ssn.jobs.values():
+        for job in ssn.reportable():  # what it says of the others would not be reported
             if not job.tasks or job.is_ready():
                 continue
             schedulable = job.count(

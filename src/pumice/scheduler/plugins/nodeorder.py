@@ -98,17 +98,12 @@ class NodeOrderScorer:
         has = alloc != 0
         frac = np.where(has, np.minimum(req / np.where(has, alloc, 1), 1.0), 0.0)
         count = has.sum(axis=0)
-        safe = np.where(count == 0, 1, count)
-        mean = (frac * has).sum(axis=0) / safe
+        safe = np.maximum(count, 1)
+        mean = frac.sum(axis=0) / safe  # frac is 0 where the node has none of the resource
         var = (((frac - mean) ** 2) * has).sum(axis=0) / safe
-        std = np.where(count == 2, np.abs(frac[0] - frac[1]) / 2, np.sqrt(var))
-        # with two resources present but not the first two, the gap is between the present ones
-        if len(dims) > 2:
-            two = count == 2
-            if two.any():
-                masked = np.where(has, frac, np.nan)
-                gap = (np.nanmax(masked[:, two], axis=0) - np.nanmin(masked[:, two], axis=0)) / 2
-                std[two] = gap
+        # two resources present: the std is half their gap (max - min over the present ones)
+        gap = np.where(has, frac, -np.inf).max(axis=0) - np.where(has, frac, np.inf).min(axis=0)
+        std = np.where(count == 2, gap / 2, np.sqrt(var))
         std = np.where(count < 2, 0.0, std)
         return np.trunc((1 - std) * MAX_NODE_SCORE)
 
@@ -129,7 +124,9 @@ class PreferenceScorer:
         self.nodes = nodes
         self.taint_w = weights["tainttoleration.weight"]
         self.affinity_w = weights["nodeaffinity.weight"]
-        self._raw: dict[tuple, tuple[np.ndarray | None, np.ndarray | None]] = {}
+        # raw scores depend on the nodes' taints and labels and the shape only: kept across sessions
+        self._raw: dict[tuple, tuple[np.ndarray | None, np.ndarray | None]] = nodes.memo.setdefault(
+            ("preference raw scores", bool(self.taint_w), bool(self.affinity_w)), {})
 
     def _raw_scores(self, task: TaskInfo) -> tuple[np.ndarray | None, np.ndarray | None]:
         cached = self._raw.get(task.shape)
@@ -138,7 +135,7 @@ class PreferenceScorer:
         spec: dict[str, Any] = task.pod.get("spec") or {}
         nodes = self.nodes
         taints = None
-        if self.taint_w and any(nodes.taints):
+        if self.taint_w and nodes.any_taints:
             tolerations = [t for t in spec.get("tolerations") or []
                            if (t.get("effect") or "") in ("", "PreferNoSchedule")]
             counts = np.array([len(untolerated(ts, tolerations, ("PreferNoSchedule",))) if ts else 0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import PERMIT, REJECT, Session
+from pumice.scheduler.framework.usage import opening_usage
 from pumice.scheduler.model import JobInfo
-from pumice.scheduler.plugins.proportion import session_inqueue
 from pumice.scheduler.resources import fits_requested
 
 DEFAULT_FACTOR = 1.2
@@ -22,10 +22,8 @@ class OvercommitPlugin(Plugin):
         space = ssn.space
         idle = ssn.total_resource * factor - ssn.nodes.used.sum(axis=1)
         inqueue = space.zeros()
-        for job in ssn.jobs.values():
-            inq = session_inqueue(ssn, job)
-            if inq is not None:
-                inqueue += inq
+        for usage in opening_usage(ssn).values():
+            inqueue += usage.inqueue
 
         def enqueueable(job: JobInfo) -> int:
             if job.min_resources is None:

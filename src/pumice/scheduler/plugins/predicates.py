@@ -70,8 +70,9 @@ class PredicateFilter:
         self.enabled = enabled
         self._affinity_cache: dict[str, np.ndarray] = {}
         self._shape_needs: dict[tuple, tuple[set[tuple[str, int, str]], bool]] = {}
+        # placed pods are counted by the node table; the others that may be placed are the waiting jobs'
         self.any_anti_affinity = self.nodes.anti_affinity_tasks > 0 or any(
-            t.anti_affinity for job in ssn.jobs.values() for t in job.tasks.values()
+            t.anti_affinity for job in ssn.waiting for t in job.tasks.values()
         )
 
     # --- static ---------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ import numpy as np
 
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import PERMIT, REJECT, Session
-from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo, QueueInfo, TaskInfo, TaskStatus
+from pumice.scheduler.framework.usage import opening_usage
+from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
 from pumice.scheduler.resources import EPS, ResourceSpace, fits_requested, less_equal, share
 
 
@@ -48,26 +49,6 @@ def capability_vector(space: ResourceSpace, capability: dict | None) -> np.ndarr
     return vec
 
 
-def session_inqueue(ssn: Session, job: JobInfo) -> np.ndarray | None:
-    """``job_inqueue`` once per session (proportion, overcommit and capacity all read it at open)."""
-    key = ("inqueue", job.uid)
-    memo = ssn.memo
-    if key not in memo:
-        memo[key] = job_inqueue(job)
-    return memo[key]
-
-
-def job_inqueue(job: JobInfo) -> np.ndarray | None:
-    """What an admitted job holds in its queue before its pods run (Volcano's ``inqueue``)."""
-    if job.min_resources is None:
-        return None
-    if job.phase == "Inqueue":
-        return job.min_resources
-    if job.phase == "Running" and job.count(ALLOCATED_STATUS | TaskStatus.SUCCEEDED) >= job.min_available:
-        return np.maximum(job.min_resources - job.allocated, 0)
-    return None
-
-
 @register_plugin
 class ProportionPlugin(Plugin):
     name = "proportion"
@@ -80,26 +61,14 @@ class ProportionPlugin(Plugin):
         for q in ssn.queues.values():
             if q.guarantee:
                 total_guarantee += space.vector(q.guarantee)
-        by_queue: dict[str, list[JobInfo]] = {}
-        for job in ssn.jobs.values():
-            if job.queue in ssn.queues:
-                by_queue.setdefault(job.queue, []).append(job)
-        for name, jobs in by_queue.items():
-            q = ssn.queues[name]
-            # column sums over the queue's jobs: one vectorized sum per quantity, not one per job
-            allocated = np.sum([j.allocated for j in jobs], axis=0)
-            with_min = [j for j in jobs if j.min_resources is not None]
-            inqueue = [v for v in (session_inqueue(ssn, j) for j in with_min) if v is not None]
-            elastic = allocated.copy()
-            if with_min:
-                elastic -= np.sum([j.allocated for j in with_min], axis=0)
-                elastic += np.maximum(np.array([j.allocated for j in with_min])
-                                      - np.array([j.min_resources for j in with_min]), 0).sum(axis=0)
+        for name, usage in opening_usage(ssn).items():
+            q = ssn.queues.get(name)
+            if q is None:
+                continue
             attrs[name] = QueueAttr(
                 queue=q, weight=q.weight, guarantee=space.vector(q.guarantee),
-                capability=capability_vector(space, q.capability), allocated=allocated,
-                request=allocated + np.sum([j.pending_request for j in jobs], axis=0),
-                inqueue=np.sum(inqueue, axis=0) if inqueue else space.zeros(), elastic=elastic,
+                capability=capability_vector(space, q.capability), allocated=usage.allocated.copy(),
+                request=usage.request.copy(), inqueue=usage.inqueue.copy(), elastic=usage.elastic,
             )
 
         for attr in attrs.values():
@@ -144,11 +113,11 @@ class ProportionPlugin(Plugin):
             if attr is None:
                 return False
             over = less_equal(attr.deserved, attr.allocated)
-            if over:
-                ssn.queue_reasons.setdefault(
-                    queue.name,
-                    f"queue {queue.name} is overused: allocated {space.describe(attr.allocated)} "
-                    f">= deserved {space.describe(attr.deserved)}",
+            if over and queue.name not in ssn.queue_reasons:
+                allocated, deserved = attr.allocated.copy(), attr.deserved.copy()
+                ssn.queue_reasons[queue.name] = lambda: (
+                    f"queue {queue.name} is overused: allocated {space.describe(allocated)} "
+                    f">= deserved {space.describe(deserved)}"
                 )
             return over
 
@@ -237,29 +206,45 @@ class ProportionPlugin(Plugin):
 
     @staticmethod
     def _water_fill(attrs: dict[str, QueueAttr], total: np.ndarray) -> None:
-        remaining = total.copy()
+        """Volcano's deserved loop: the remaining resources are shared by weight among the queues
+        not yet met, each capped by its real capability and request and raised to its guarantee.
+
+        In Python floats (the same IEEE operations in the same order as the vector form): a few
+        queues by a few resources, where each NumPy call would cost more than its arithmetic."""
+        remaining = total.tolist()
+        deserved = {name: a.deserved.tolist() for name, a in attrs.items()}
+        limits = {name: list(zip(a.real_capability.tolist(), a.request.tolist(), a.guarantee.tolist(),
+                                 strict=True)) for name, a in attrs.items()}
         meet: set[str] = set()
         while True:
             weight_sum = sum(a.weight for name, a in attrs.items() if name not in meet)
             if weight_sum == 0:
                 break
-            old = remaining.copy()
-            increased = np.zeros_like(total)
-            decreased = np.zeros_like(total)
+            old = remaining
+            increased = [0.0] * len(remaining)
+            decreased = [0.0] * len(remaining)
             for name, attr in attrs.items():
                 if name in meet:
                     continue
-                prev = attr.deserved.copy()
-                attr.deserved = attr.deserved + remaining * attr.weight / weight_sum
-                attr.deserved = np.minimum(attr.deserved, attr.real_capability)
-                attr.deserved = np.minimum(attr.deserved, attr.request)
-                attr.deserved = np.maximum(attr.deserved, attr.guarantee)
-                attr.share = share(attr.allocated, attr.deserved)
-                if less_equal(attr.request, attr.deserved) or np.array_equal(attr.deserved, prev):
+                prev = deserved[name]
+                w = attr.weight
+                new = [max(min(min(p + r * w / weight_sum, cap), req), guarantee)
+                       for p, r, (cap, req, guarantee) in zip(prev, remaining, limits[name], strict=True)]
+                deserved[name] = new
+                attr.share = _share(attr.allocated.tolist(), new)
+                if all(req - d < EPS for (_, req, _), d in zip(limits[name], new, strict=True)) or new == prev:
                     meet.add(name)
-                diff = attr.deserved - prev
-                increased += np.maximum(diff, 0)
-                decreased += np.maximum(-diff, 0)
-            remaining = np.maximum(remaining + decreased - increased, 0)
-            if bool(np.all(remaining < EPS)) or np.array_equal(remaining, old):
+                for d, (n, p) in enumerate(zip(new, prev, strict=True)):
+                    diff = n - p
+                    increased[d] += max(diff, 0.0)
+                    decreased[d] += max(-diff, 0.0)
+            remaining = [max(r + dec - inc, 0.0) for r, dec, inc in zip(remaining, decreased, increased, strict=True)]
+            if all(r < EPS for r in remaining) or remaining == old:
                 break
+        for name, attr in attrs.items():
+            attr.deserved = np.array(deserved[name], dtype=float)
+
+
+def _share(allocated: list[float], deserved: list[float]) -> float:
+    """``share(allocated, deserved)`` on floats."""
+    return max((a / d for a, d in zip(allocated, deserved, strict=True) if d >= EPS), default=0.0)
