@@ -16,7 +16,7 @@ from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.clock import Clock, rfc3339
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
-from pumice.store import Gone, Store, StoreError, read_only_results
+from pumice.store import Gone, Store, StoreError, change_marker, read_only_results
 
 #: What the scheduler watches, in the order a session needs them.
 WATCHED = (
@@ -99,12 +99,13 @@ class SchedulerLoop:
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
         self._written: dict[str, tuple] = {}
         self._seen_versions: tuple[int, ...] = ()
-        self._synced_version: str | None = None
+        self._changes = change_marker(store)
+        self._synced_version: object = None
 
     def sync(self) -> bool:
-        # Every watch event is a write, and every write moves the store's version: when it has not
-        # moved since the last sync, there is nothing to drain (callers poll often).
-        version = self.store.resource_version
+        # Every watch event is a write, and every write moves the store's change marker (after its
+        # event is published): when it has not moved since the last sync, there is nothing to drain.
+        version = self._changes()
         if version == self._synced_version:
             return False
         changed = False

@@ -722,7 +722,6 @@ class BaseStore:
                 batch.failure = exc
                 raise
         self._rv, self._rv_text = rv, text
-        self._writes += 1
         by_namespace = self._objects.get(resource)
         if by_namespace is None:
             by_namespace = self._objects[resource] = {}
@@ -774,6 +773,9 @@ class BaseStore:
                         entry.watcher.push(shared)
         for entry in fanout.selective:
             self._deliver(entry, event)
+        # after the event reached every watch: a reader that sees the count move (without the lock, see
+        # ``writes``) finds the event when it drains, even while another thread is writing
+        self._writes += 1
 
     @contextmanager
     def batch(self) -> Iterator[Self]:
@@ -810,6 +812,7 @@ class BaseStore:
             else:
                 by_name[name] = previous
         self._rv, self._rv_text = batch.start_rv, str(batch.start_rv)
+        self._writes += 1  # readers polling the count look again
         self._batch = None
 
     # --- watches ------------------------------------------------------------------------------------------
