@@ -84,7 +84,7 @@ def format_amount(name: str, value: float) -> str:
 
 def less_equal(left: np.ndarray, right: np.ndarray) -> bool:
     """Every dimension of ``left`` <= ``right`` (Volcano ``LessEqual``)."""
-    return bool(np.all(left - right < EPS))
+    return bool((left - right < EPS).all())
 
 
 def fits_requested(amount: np.ndarray, limit: np.ndarray, req: np.ndarray) -> bool:
@@ -100,4 +100,4 @@ def share(allocated: np.ndarray, total: np.ndarray) -> float:
     dims = total >= EPS
     if not dims.any():
         return 0.0
-    return float(np.max(allocated[dims] / total[dims]))
+    return float((allocated[dims] / total[dims]).max())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import cmp_to_key
 
 from pumice.scheduler.framework.plugin import Action, register_action
@@ -23,7 +22,9 @@ class Worksheet:
     def __init__(self, ssn: Session, tasks: list[TaskInfo]) -> None:
         self.tasks = sorted(tasks, key=cmp_to_key(ssn.task_order_cmp))
         self.next = 0
-        self.shapes = Counter(t.shape for t in tasks)
+        self.shapes: dict[tuple, int] = {}
+        for t in tasks:
+            self.shapes[t.shape] = self.shapes.get(t.shape, 0) + 1
 
     def pop(self) -> TaskInfo:
         task = self.tasks[self.next]
@@ -96,7 +97,7 @@ class AllocateAction(Action):
                 if enqueue_configured:
                     continue
                 job.phase = "Inqueue"
-                ssn.touched.add(job.uid)
+                ssn.touch(job)
             if not job.count(TaskStatus.PENDING):
                 continue  # nothing to place (Volcano builds an empty worksheet and skips it)
             err = ssn.job_valid(job)

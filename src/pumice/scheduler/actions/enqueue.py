@@ -34,6 +34,6 @@ class EnqueueAction(Action):
             if job.min_resources is None or ssn.job_enqueueable(job):
                 ssn.job_enqueued(job)
                 job.phase = "Inqueue"
-                ssn.touched.add(job.uid)
+                ssn.touch(job)
                 job.pending_reason = ""
             queues.push(queue)

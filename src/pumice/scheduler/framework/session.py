@@ -17,7 +17,7 @@ import numpy as np
 from pumice.scheduler.cache import ClusterState, may_wait
 from pumice.scheduler.conf import PluginOption, SchedulerConf
 from pumice.scheduler.framework.plugin import PLUGINS, BatchScorer, NodeFilter, NodeScorer, Plugin
-from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, TaskInfo
+from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo, NodeTable, QueueInfo, TaskInfo
 from pumice.scheduler.resources import ResourceSpace
 
 PERMIT, ABSTAIN, REJECT = 1, 0, -1
@@ -78,8 +78,10 @@ class Session:
         self.queue_reasons: dict[str, str | Callable[[], str]] = {}
         #: Per-session memo for values several plugins derive from the same job at open.
         self.memo: dict[Any, Any] = {}
-        #: Jobs whose tasks or phase this session changed (they are reported at close).
+        #: Jobs whose tasks or phase this session changed (they are reported at close), and what each
+        #: held when first touched, i.e. at open: (allocated, allocated pods). See ``touch``.
         self.touched: set[str] = set()
+        self.opening: dict[str, tuple[np.ndarray, int]] = {}
         #: Every statement of the session; what none committed or discarded is undone by ``revert``.
         self.statements: list[Any] = []
         # Set by the placement engine on first use.
@@ -360,6 +362,18 @@ class Session:
         return False
 
     # --- helpers for actions --------------------------------------------------------------------
+    def touch(self, job: JobInfo) -> None:
+        """Note that this session is about to change ``job`` (statements and actions call it first):
+        what the job held until now is what it held at open, for whoever needs that at close."""
+        if job.uid not in self.touched:
+            self.touched.add(job.uid)
+            self.opening[job.uid] = (job.allocated.copy(), job.count(ALLOCATED_STATUS))
+
+    def allocated_at_open(self, job: JobInfo) -> np.ndarray:
+        """What ``job`` held when the session opened (read-only)."""
+        before = self.opening.get(job.uid)
+        return job.allocated if before is None else before[0]
+
     def queue_reason(self, queue: str) -> str:
         reason = self.queue_reasons.get(queue, "")
         return reason if isinstance(reason, str) else reason()

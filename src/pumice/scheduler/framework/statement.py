@@ -19,7 +19,6 @@ ALLOCATE, PIPELINE, EVICT = "allocate", "pipeline", "evict"
 class Statement:
     def __init__(self, ssn: Session) -> None:
         self.ssn = ssn
-        self.touched = ssn.touched
         self.operations: list[tuple[str, TaskInfo, int, int]] = []
         ssn.statements.append(self)
 
@@ -41,7 +40,7 @@ class Statement:
         previous = task.status
         task.last_reason = reason
         if task.job is not None:
-            self.touched.add(task.job.uid)
+            ssn.touch(task.job)
         if node >= 0:
             ssn.nodes.remove_task(node, task)
         self._set_status(task, TaskStatus.RELEASING)
@@ -53,7 +52,7 @@ class Statement:
     def _place(self, task: TaskInfo, node: int, status: int) -> None:
         ssn = self.ssn
         if task.job is not None:
-            self.touched.add(task.job.uid)
+            ssn.touch(task.job)
         self._set_status(task, status)
         task.node = node
         task.node_name = ssn.nodes.names[node]

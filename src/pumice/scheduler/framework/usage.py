@@ -36,22 +36,10 @@ def _by_queue(codes: np.ndarray, rows: np.ndarray, n_queues: int) -> np.ndarray:
     return out
 
 
-@dataclass(slots=True)
-class OpeningSums:
-    """The per-queue sums and what each job held when the session opened (for the closing deltas)."""
-
-    usage: dict[str, QueueUsage]
-    #: job uid -> its row below
-    rows: dict[str, int]
-    allocated: np.ndarray
-    #: Allocated pods per job, and per queue.
-    pods: list[int]
-    queue_pods: dict[str, int]
-
-
-def _sums(jobs: list[JobInfo], width: int) -> OpeningSums:
+def _sums(jobs: list[JobInfo], width: int) -> tuple[dict[str, QueueUsage], dict[str, int]]:
+    """Per-queue sums and allocated pods."""
     if not jobs:
-        return OpeningSums({}, {}, np.zeros((0, width)), [], {})
+        return {}, {}
     zeros = np.zeros(width)
     alloc = np.array([j.allocated for j in jobs])
     pending = np.array([j.pending_request for j in jobs])
@@ -59,11 +47,11 @@ def _sums(jobs: list[JobInfo], width: int) -> OpeningSums:
     # 1: Inqueue (holds its minResources); 2: Running and ready (holds what it lacks of them)
     stage = np.array([0 if j.min_resources is None else 1 if j.phase == "Inqueue"
                       else 2 if j.phase == "Running" and j.ready >= j.min_available else 0 for j in jobs])
-    pods = [j.count(ALLOCATED_STATUS) for j in jobs]
     inqueue = np.where((stage == 1)[:, None], mins,
                        np.where((stage == 2)[:, None], np.maximum(mins - alloc, 0), 0.0))
     elastic = np.maximum(alloc - mins, 0)  # minResources of zero for jobs without: all of it
     index = {name: i for i, name in enumerate(dict.fromkeys(j.queue for j in jobs))}
+    pods = [j.count(ALLOCATED_STATUS) for j in jobs]
     if len(index) == 1:
         sums = [m.sum(axis=0, keepdims=True) for m in (alloc, pending, inqueue, elastic)]
         queue_pods = [sum(pods)]
@@ -76,21 +64,20 @@ def _sums(jobs: list[JobInfo], width: int) -> OpeningSums:
                          elastic=sums[3][i])
         for name, i in index.items()
     }
-    return OpeningSums(usage, {j.uid: i for i, j in enumerate(jobs)}, alloc, pods,
-                       {name: queue_pods[i] for name, i in index.items()})
+    return usage, {name: queue_pods[i] for name, i in index.items()}
 
 
 def usage_of(jobs: Iterable[JobInfo], width: int) -> dict[str, QueueUsage]:
     """Sums for every queue named by one of ``jobs`` (``width`` = resource dimensions)."""
-    return _sums(list(jobs), width).usage
+    return _sums(list(jobs), width)[0]
 
 
 def opening_usage(ssn: Session) -> dict[str, QueueUsage]:
     """The sums as the session opened (computed once, whichever plugin asks first)."""
-    return _opening(ssn).usage
+    return _opening(ssn)[0]
 
 
-def _opening(ssn: Session) -> OpeningSums:
+def _opening(ssn: Session) -> tuple[dict[str, QueueUsage], dict[str, int]]:
     sums = ssn.memo.get("opening_sums")
     if sums is None:
         sums = ssn.memo["opening_sums"] = _sums(list(ssn.jobs.values()), ssn.space.size)
@@ -99,19 +86,19 @@ def _opening(ssn: Session) -> OpeningSums:
 
 def closing_allocated(ssn: Session) -> dict[str, tuple[np.ndarray, int]]:
     """Per queue, (what its jobs hold, how many pods) as the session leaves them: the opening sums
-    plus what the jobs this session changed gained or lost (only statements change allocations,
-    and they mark their jobs touched)."""
+    plus what the jobs this session changed gained or lost (only statements and actions change
+    jobs, and they touch them first: ``Session.touch`` keeps what each held at open)."""
     sums = ssn.memo.get("opening_sums")
     if sums is None:  # nobody asked at open: the sums now are the answer
-        now = _sums(list(ssn.jobs.values()), ssn.space.size)
-        return {q: (u.allocated, now.queue_pods[q]) for q, u in now.usage.items()}
-    out = {q: (u.allocated.copy(), sums.queue_pods[q]) for q, u in sums.usage.items()}
-    for uid in ssn.touched:
-        i = sums.rows.get(uid)
+        usage, pods = _sums(list(ssn.jobs.values()), ssn.space.size)
+        return {q: (u.allocated, pods[q]) for q, u in usage.items()}
+    usage, pods = sums
+    out = {q: (u.allocated.copy(), pods[q]) for q, u in usage.items()}
+    for uid, (allocated_then, pods_then) in ssn.opening.items():
         job = ssn.jobs.get(uid)
-        if i is None or job is None:
+        if job is None or job.queue not in out:
             continue
-        allocated, pods = out[job.queue]
-        allocated += job.allocated - sums.allocated[i]
-        out[job.queue] = (allocated, pods + job.count(ALLOCATED_STATUS) - sums.pods[i])
+        allocated, n = out[job.queue]
+        allocated += job.allocated - allocated_then
+        out[job.queue] = (allocated, n + job.count(ALLOCATED_STATUS) - pods_then)
     return out

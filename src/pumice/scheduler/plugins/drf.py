@@ -19,15 +19,15 @@ class DrfPlugin(Plugin):
     def on_session_open(self, ssn: Session) -> None:
         total = ssn.total_resource
         # Volcano's jobAttr.allocated: allocated tasks at open, then every allocate/deallocate
-        # event (pipelines included). Shares are computed when first compared: most jobs of a
-        # session never are.
-        allocated: dict[str, np.ndarray] = {uid: job.allocated.copy() for uid, job in ssn.jobs.items()}
+        # event (pipelines included). Taken when a job is first compared or changed (most jobs of a
+        # session never are): the session keeps what a job held at open once it touches it.
+        allocated: dict[str, np.ndarray] = {}
         shares: dict[str, float] = {}
 
         def alloc_of(job: JobInfo) -> np.ndarray:
             a = allocated.get(job.uid)
-            if a is None:  # a job outside the session (no allocation of its own here)
-                a = allocated[job.uid] = job.allocated.copy()
+            if a is None:
+                a = allocated[job.uid] = ssn.allocated_at_open(job).copy()
             return a
 
         def job_share(job: JobInfo) -> float:
@@ -66,13 +66,13 @@ class DrfPlugin(Plugin):
         ssn.add("preemptable", self.name, preemptable)
 
         def on_allocate(task: TaskInfo) -> None:
-            if task.job is not None and task.job.uid in allocated:
-                allocated[task.job.uid] += task.resreq
+            if task.job is not None and task.job.uid in ssn.jobs:
+                alloc_of(task.job)[...] += task.resreq
                 shares.pop(task.job.uid, None)
 
         def on_deallocate(task: TaskInfo) -> None:
-            if task.job is not None and task.job.uid in allocated:
-                allocated[task.job.uid] -= task.resreq
+            if task.job is not None and task.job.uid in ssn.jobs:
+                alloc_of(task.job)[...] -= task.resreq
                 shares.pop(task.job.uid, None)
 
         ssn.add_event_handler(on_allocate, on_deallocate)
