@@ -22,7 +22,24 @@ def to_datetime(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
+_DAY = 86_400
+_DATES: dict[int, str] = {}  # days since the epoch -> "YYYY-MM-DDT", as strftime writes it
+
+
 def rfc3339(seconds: float) -> str:
+    """``to_datetime(seconds)`` as RFC 3339 text in UTC with second precision.
+
+    Whole seconds (every time of a simulation on whole-second events) skip the datetime: the date part is kept
+    per day, the time of day is arithmetic. Any other time goes through ``datetime``, which rounds microseconds.
+    """
+    if type(seconds) is int or (type(seconds) is float and seconds.is_integer()):
+        days, rest = divmod(int(seconds), _DAY)
+        date = _DATES.get(days)
+        if date is None:
+            date = _DATES[days] = to_datetime(days * _DAY).strftime("%Y-%m-%dT")
+        hours, rest = divmod(rest, 3600)
+        minutes, secs = divmod(rest, 60)
+        return f"{date}{hours:02d}:{minutes:02d}:{secs:02d}Z"
     return to_datetime(seconds).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

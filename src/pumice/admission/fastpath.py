@@ -35,8 +35,18 @@ def _bool(value: Any) -> bool:
     return type(value) is bool
 
 
+_QUANTITIES: dict[str, bool] = {}  # quantity text -> valid? (a workload repeats a few hundred of them)
+
+
 def _quantity(value: Any) -> bool:
-    return type(value) is str and is_valid_quantity(value)  # a number would be dumped as its text
+    if type(value) is not str:  # a number would be dumped as its text
+        return False
+    valid = _QUANTITIES.get(value)
+    if valid is None:
+        if len(_QUANTITIES) >= 4096:
+            _QUANTITIES.clear()
+        valid = _QUANTITIES[value] = is_valid_quantity(value)
+    return valid
 
 
 def _str_map(value: Any) -> bool:
@@ -74,11 +84,16 @@ def _list(check: Check) -> Check:
 
 def _record(fields: dict[str, Check]) -> Check:
     """A model: every key one of its fields' wire names (unknown keys would be kept as extras)."""
+    strings = frozenset(k for k, check in fields.items() if check is _str)  # checked inline: most fields
 
     def fits(value: Any) -> bool:
         if type(value) is not dict:
             return False
         for k, v in value.items():
+            if k in strings:
+                if type(v) is not str:
+                    return False
+                continue
             check = fields.get(k)
             if check is None or not check(v):
                 return False

@@ -32,6 +32,9 @@ Obj = dict[str, Any]
 class Admission:
     """Callable as ``admission(operation, resource, new, old)``, per ``pumice.store.Admission``."""
 
+    #: What it changes in ``new`` in place (a PodGroup's default queue) is plain JSON: see ``pumice.store.Admission``
+    plain_results = True
+
     def __init__(self, store: Store | None = None) -> None:
         self._store = store
 

@@ -11,7 +11,16 @@ from typing import Any
 from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.store import NotFound, Store, read_only_results
 
-__all__ = ["PODGROUPS", "QUEUES", "allocated_pods", "ancestors", "children", "get_queue", "parent_of"]
+__all__ = [
+    "PODGROUPS",
+    "QUEUES",
+    "allocated_pods",
+    "ancestors",
+    "children",
+    "get_queue",
+    "parent_of",
+    "queue_and_children",
+]
 
 GROUP_NAME = "scheduling.k8s.io/group-name"
 Obj = dict[str, Any]
@@ -34,7 +43,18 @@ def parent_of(queue: Obj) -> str:
 def children(store: Store, name: str) -> list[Obj]:
     """Queues whose parent is ``name`` (queues without a parent are root's children)."""
     items, _ = store.list(QUEUES, **read_only_results(store))
-    return [q for q in items if (q.get("metadata") or {}).get("name") != "root" and parent_of(q) == name]
+    return _children(items, name)
+
+
+def _children(queues: list[Obj], name: str) -> list[Obj]:
+    return [q for q in queues if (q.get("metadata") or {}).get("name") != "root" and parent_of(q) == name]
+
+
+def queue_and_children(store: Store, name: str) -> tuple[Obj | None, list[Obj]]:
+    """``(get_queue(store, name), children(store, name))`` from one list of the queues."""
+    items, _ = store.list(QUEUES, **read_only_results(store))
+    queue = next((q for q in items if (q.get("metadata") or {}).get("name") == name), None)
+    return queue, _children(items, name) if queue is not None else []
 
 
 def ancestors(store: Store, name: str, limit: int = 64) -> list[str]:

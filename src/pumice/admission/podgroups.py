@@ -6,7 +6,7 @@ from typing import Any
 
 from pumice.store import Invalid, Store
 
-from .lookup import children, get_queue
+from .lookup import queue_and_children
 
 __all__ = ["validate_podgroup"]
 
@@ -18,10 +18,9 @@ def validate_podgroup(store: Store, pg: dict[str, Any]) -> None:
     min_member = (pg.get("spec") or {}).get("minMember")
     if min_member is not None and int(min_member) < 0:
         raise Invalid(f"{where}: minMember {min_member} must not be negative")
-    queue = get_queue(store, queue_name)
+    queue, kids = queue_and_children(store, queue_name)
     if queue is None:
         return  # the scheduler leaves it alone until the queue exists, as Volcano's does
-    kids = children(store, queue_name)
     if kids:
         raise Invalid(f'{where}: can only submit a PodGroup to a leaf queue, queue "{queue_name}" has '
                       f"{len(kids)} child queues")

@@ -41,9 +41,18 @@ class ControllerManager:
         self.jobs = JobController(store, clock)
         self.gc = GarbageCollector(store, clock)
         self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc)
-        self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]]] | None = None  # (for, [(sync, pending)])
+        #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
+        self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = change_marker(store)  # moves with every store write
         self._quiet: object = None  # its value when a sync last left every controller idle
+
+    def _steps(self) -> tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool]:
+        controllers = self.controllers
+        steps = [(c.sync, getattr(c, "pending", None)) for c in controllers]
+        self._checked = (controllers, steps, tuple(c.next_wakeup for c in controllers),
+                         all(pending is not None for _, pending in steps))
+        self._quiet = None
+        return self._checked
 
     def sync(self) -> bool:
         """Run every controller until none writes; True if anything was written.
@@ -52,32 +61,32 @@ class ControllerManager:
         ``pending()``) is not asked, since its ``sync`` would do nothing. None is asked when the store has
         not changed since a sync left them all idle and no timer is due: each would say so.
         """
-        if self._checked is None or self._checked[0] is not self.controllers:
-            self._checked = (self.controllers, [(c.sync, getattr(c, "pending", None)) for c in self.controllers])
-            self._quiet = None
+        checked = self._checked
+        if checked is None or checked[0] is not self.controllers:
+            checked = self._steps()
         version = self._changes()
-        if version == self._quiet and not self._timer_due():
+        if version == self._quiet and not self._timer_due(checked[2]):
             return False
         self._quiet = None
-        steps = self._checked[1]
-        wrote = round_wrote = False
+        steps = checked[1]
+        wrote = False
         for _ in range(self.max_rounds):
             round_wrote = False
             for sync, pending in steps:
-                if pending is None or pending():
-                    round_wrote |= sync()
+                if (pending is None or pending()) and sync():
+                    round_wrote = True
             if not round_wrote:
-                break
+                if checked[3] and self._changes() == version:
+                    self._quiet = version  # the last round wrote nothing: every watch drained, every queue emptied
+                return wrote
             wrote = True
             version = self._changes()  # as the next round starts
-        if not round_wrote and self._changes() == version and all(p for _, p in steps):
-            self._quiet = version  # the last round wrote nothing: every watch drained, every queue emptied
         return wrote
 
-    def _timer_due(self) -> bool:
+    def _timer_due(self, wakeups: tuple[Any, ...]) -> bool:
         now = None
-        for controller in self.controllers:
-            due = controller.next_wakeup()
+        for next_wakeup in wakeups:
+            due = next_wakeup()
             if due is not None:
                 now = self.clock.now() if now is None else now
                 if due <= now:
@@ -85,5 +94,9 @@ class ControllerManager:
         return False
 
     def next_wakeup(self) -> float | None:
-        times = [t for t in (c.next_wakeup() for c in self.controllers) if t is not None]
-        return min(times) if times else None
+        first = None
+        for controller in self.controllers:
+            due = controller.next_wakeup()
+            if due is not None and (first is None or due < first):
+                first = due
+        return first

@@ -47,6 +47,7 @@ class Mirror:
         self.label_selector = label_selector
         self.objects: dict[tuple[str, str], Obj] = {}
         self._tombstones: dict[tuple[str, str], int] = {}
+        self._written: set[tuple[str, str]] = set()  # keys ``put`` since their last event (see ``drain``)
         self._pending: list[Delta] = []
         self._start()
 
@@ -60,7 +61,9 @@ class Mirror:
             if old != obj:
                 self._pending.append(Delta(key, old, obj))
         self.objects = fresh
+        self._written.clear()
         self.watch = self.store.watch(self.resource, resource_version=rv, label_selector=self.label_selector)
+        self._counted = isinstance(self.watch, Watcher)  # its ``pending`` counts what ``drain`` would hand out
 
     def drain(self) -> list[Delta]:
         """The changes since the last call (relisting after a compacted watch), in event order."""
@@ -73,12 +76,14 @@ class Mirror:
         if not events and not self._pending:
             return []
         deltas, self._pending = self._pending, []
-        objects, tombstones = self.objects, self._tombstones
+        objects, tombstones, written = self.objects, self._tombstones, self._written
         for event in events:
             if event.type == "BOOKMARK":
                 continue
             obj = event.object
-            key = obj_key(obj)
+            meta = obj.get("metadata") or _NO_META  # obj_key's, inline: this runs for every event
+            namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+            key = (namespace if type(namespace) is str else str(namespace), name if type(name) is str else str(name))
             tomb = tombstones.get(key) if tombstones else None
             if tomb is not None and _rv(obj) <= tomb:
                 if _rv(obj) == tomb:
@@ -91,35 +96,51 @@ class Mirror:
                 if old is None:
                     continue
                 del objects[key]
+                written.discard(key)
                 deltas.append(Delta(key, old, None))
                 continue
-            if old is not None and _rv(old) >= _rv(obj):
-                continue  # already seen (recorded by our own write)
+            if written and key in written:
+                # only what we ``put`` can be newer than an event: anything else came from an earlier event
+                if old is not None and _rv(old) >= _rv(obj):
+                    continue  # already seen (recorded by our own write)
+                written.discard(key)
             objects[key] = obj
             deltas.append(Delta(key, old, obj))
         return deltas
 
     def pending(self) -> bool:
-        """Whether ``drain`` may have changes to hand out (True when the watch cannot tell)."""
+        """Whether ``drain`` has changes to hand out.
+
+        Queued events are taken in (as ``drain`` would, and kept for it) to find out: those that only echo this
+        controller's own writes (``put``, ``forget``) change nothing, and a controller that sees nothing else
+        need not run at all.
+        """
         if self._pending:
             return True
-        watch = self.watch
-        if type(watch) is Watcher:
-            return watch.pending > 0
-        queued = getattr(watch, "pending", None)
-        return not isinstance(queued, int) or queued > 0
+        if self._counted:
+            if self.watch.pending <= 0:  # type: ignore[attr-defined]
+                return False
+        else:  # a watch that may not count what it holds: draining it tells (it never blocks)
+            queued = getattr(self.watch, "pending", None)
+            if isinstance(queued, int) and queued <= 0:
+                return False
+        self._pending = self.drain()
+        return bool(self._pending)
 
     def get(self, namespace: str, name: str) -> Obj | None:
         return self.objects.get((namespace, name))
 
     def put(self, obj: Obj) -> None:
         """Record an object this controller just wrote (the store's answer)."""
-        self.objects[obj_key(obj)] = obj
+        key = obj_key(obj)
+        self.objects[key] = obj
+        self._written.add(key)
 
     def forget(self, deleted: Obj) -> None:
         """Record that this controller just deleted an object (``deleted``: the store's answer)."""
         key = obj_key(deleted)
         self.objects.pop(key, None)
+        self._written.discard(key)
         self._tombstones[key] = _rv(deleted)
 
     def close(self) -> None:

@@ -30,7 +30,9 @@ Obj = dict[str, Any]
 OPEN, CLOSING, CLOSED = "Open", "Closing", "Closed"
 CLOSED_BY_PARENT = "volcano.sh/closed-by-parent"
 _COUNTED = ("pending", "running", "inqueue", "unknown", "completed")
+_RECONCILED = ("state", *_COUNTED)  # the status fields ``_reconcile`` reads
 _NO_COUNTS: Counter[str] = Counter()  # read-only
+_NO_STATUS: Obj = {}  # read-only
 
 #: The queues the scheduler creates at start-up (``newDefaultAndRootQueue``).
 DEFAULT_QUEUES: tuple[Obj, ...] = (
@@ -61,8 +63,8 @@ def _parent(queue: Obj | None) -> str:
 
 def _reconciled(queue: Obj) -> tuple[Any, ...]:
     """What ``_reconcile`` reads of a queue: a change elsewhere (say, the scheduler's ``allocated``) needs none."""
-    status = queue.get("status") or {}
-    return _parent(queue), *(status.get(field) for field in ("state", *_COUNTED))
+    status = queue.get("status") or _NO_STATUS
+    return _parent(queue), *map(status.get, _RECONCILED)
 
 
 def _pg_queue(pg: Obj | None) -> str:
@@ -131,8 +133,12 @@ class QueueController:
             self._dirty.add(name)
 
     def _on_podgroup(self, d: Delta) -> None:
-        was = None if d.old is None else (_pg_queue(d.old), _pg_phase(d.old))
-        now = None if d.new is None else (_pg_queue(d.new), _pg_phase(d.new))
+        old, new = d.old, d.new
+        if (old is not None and new is not None and old.get("spec") is new.get("spec")
+                and (old.get("status") or _NO_STATUS).get("phase") == (new.get("status") or _NO_STATUS).get("phase")):
+            return  # same spec (stored objects share what a write left alone), same phase: counted as before
+        was = None if old is None else (_pg_queue(old), _pg_phase(old))
+        now = None if new is None else (_pg_queue(new), _pg_phase(new))
         if was == now:
             return  # counted as before (a condition changed, say): the queue is as its last reconcile left it
         if was is not None:
@@ -227,7 +233,9 @@ class QueueController:
             if int(status.get(field) or 0) != count:
                 wanted[field] = count
         if wanted:
-            with contextlib.suppress(NotFound):
+            try:
                 patched = self.store.patch(QUEUES, None, name, {"status": wanted}, subresource="status", **self._ro)
-                self.queues.put(patched)
-                self._wrote = True
+            except NotFound:
+                return
+            self.queues.put(patched)
+            self._wrote = True

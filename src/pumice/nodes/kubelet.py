@@ -19,8 +19,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pumice.clock import Clock, rfc3339, to_datetime
-from pumice.store import Gone, Store, StoreError, Watch, Watcher, WatchEvent, format_timestamp, read_only_results
+from pumice.clock import Clock, rfc3339
+from pumice.store import (
+    Gone,
+    Store,
+    StoreError,
+    Watch,
+    Watcher,
+    WatchEvent,
+    owned_patch,
+    read_only_results,
+)
 
 from .duration import exit_code, pod_duration
 from .status import node_ready_patch, pod_failed_patch, pod_running_patch, pod_terminated_patch
@@ -69,6 +78,7 @@ class SimulatedKubelet:
         self._timers: list[tuple[float, int, str, str]] = []
         self._seq = itertools.count()
         self._ro = read_only_results(store)  # what this kubelet writes, it does not read back
+        self._status = {**self._ro, **owned_patch(store)}  # its status patches: fresh, handed over to the store
         self._stamp: tuple[float, str] = (math.nan, "")  # the last (time, RFC 3339 text) written
         self._node_watch = self._watch("nodes")
         self._pod_watch = self._watch("pods")
@@ -93,20 +103,30 @@ class SimulatedKubelet:
         wrote = False
         while True:
             acted = False
-            for ev in self._drain("nodes"):
+            try:
+                events = self._node_watch.drain()
+            except Gone:
+                events = self._relist("nodes")
+            for ev in events:
                 acted |= self._on_node(ev)
-            for ev in self._drain("pods"):
+            try:
+                events = self._pod_watch.drain()
+            except Gone:
+                events = self._relist("pods")
+            for ev in events:
                 acted |= self._on_pod(ev)
-            acted |= self._fire_due()
+            timers = self._timers
+            if timers and timers[0][0] <= self.clock.now():
+                acted |= self._fire_due()
             if not acted:
                 return wrote
             wrote = True
 
     def _idle(self) -> bool:
         """Nothing to do: no queued watch event (as far as the watches tell) and no timer due."""
-        for watch in (self._node_watch, self._pod_watch):
-            if type(watch) is not Watcher or watch.pending:
-                return False
+        nodes, pods = self._node_watch, self._pod_watch
+        if not isinstance(nodes, Watcher) or not isinstance(pods, Watcher) or nodes.pending or pods.pending:
+            return False
         return not self._timers or self._timers[0][0] > self.clock.now()
 
     def next_wakeup(self) -> float | None:
@@ -166,9 +186,9 @@ class SimulatedKubelet:
         self._pod_watch.close()
 
     def _timestamp(self, now: float) -> str:
-        """``rfc3339(now)`` (the store's faster equal), made once per instant."""
+        """``rfc3339(now)``, made once per instant."""
         if self._stamp[0] != now:
-            self._stamp = (now, format_timestamp(to_datetime(now)))
+            self._stamp = (now, rfc3339(now))
         return self._stamp[1]
 
     # --- watches --------------------------------------------------------------------------------------------
@@ -176,22 +196,19 @@ class SimulatedKubelet:
     def _watch(self, resource: str) -> Watch:
         return self.store.watch(resource)  # synthetic ADDED for everything present, then live events
 
-    def _drain(self, resource: str) -> list[WatchEvent]:
-        watch = self._node_watch if resource == "nodes" else self._pod_watch
-        try:
-            return watch.drain()
-        except Gone:  # fell behind the store's history: start over from a full list
-            watch.close()
-            items, rv = self.store.list(resource)
-            new = self.store.watch(resource, resource_version=rv)
-            if resource == "nodes":
-                self._node_watch = new
-            else:
-                self._pod_watch = new
-                present = {_key(p) for p in items}
-                for key in [k for k in self._running if k not in present]:
-                    self._forget(key)
-            return [WatchEvent("MODIFIED", obj) for obj in items]
+    def _relist(self, resource: str) -> list[WatchEvent]:
+        """The watch fell behind the store's history: start over from a full list."""
+        (self._node_watch if resource == "nodes" else self._pod_watch).close()
+        items, rv = self.store.list(resource)
+        new = self.store.watch(resource, resource_version=rv)
+        if resource == "nodes":
+            self._node_watch = new
+        else:
+            self._pod_watch = new
+            present = {_key(p) for p in items}
+            for key in [k for k in self._running if k not in present]:
+                self._forget(key)
+        return [WatchEvent("MODIFIED", obj) for obj in items]
 
     # --- nodes ----------------------------------------------------------------------------------------------
 
@@ -214,7 +231,7 @@ class SimulatedKubelet:
         if name not in self._failed and _ready_condition(node) is None:
             with contextlib.suppress(StoreError):
                 self.store.patch("nodes", None, name, node_ready_patch(node, True, rfc3339(self.clock.now())),
-                                 subresource="status", **self._ro)
+                                 subresource="status", **self._status)
                 acted = True
         for pod in self._waiting.pop(name, {}).values():
             acted |= self._on_pod(WatchEvent("MODIFIED", pod))
@@ -254,7 +271,7 @@ class SimulatedKubelet:
             start = now
             try:
                 self.store.patch("pods", *key.split("/", 1), pod_running_patch(pod, ts), subresource="status",
-                                 **self._ro)
+                                 **self._status)
             except StoreError:
                 return False
         try:
@@ -282,7 +299,7 @@ class SimulatedKubelet:
             self._forget(key)
             with contextlib.suppress(StoreError):
                 patch = pod_terminated_patch(pod, self._timestamp(now), exit_code(pod))
-                self.store.patch("pods", *key.split("/", 1), patch, subresource="status", **self._ro)
+                self.store.patch("pods", *key.split("/", 1), patch, subresource="status", **self._status)
             fired = True
         return fired
 

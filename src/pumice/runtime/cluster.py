@@ -16,11 +16,21 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from pumice.clock import Clock, VirtualClock, WallClock, to_datetime
+from pumice.clock import Clock, VirtualClock, WallClock, rfc3339, to_datetime
 from pumice.nodes import SimulatedKubelet
 from pumice.scheduler import SchedulerConf
 from pumice.scheduler.loop import SchedulerLoop
-from pumice.store import AlreadyExists, MemoryStore, NotFound, ResourceInfo, Store, change_marker, read_only_results
+from pumice.store import (
+    DEFAULT_HISTORY,
+    AlreadyExists,
+    BaseStore,
+    MemoryStore,
+    NotFound,
+    ResourceInfo,
+    Store,
+    change_marker,
+    read_only_results,
+)
 
 from .demand import Demand
 from .wiring import attach_admission, default_queues, load_admission, resource_for
@@ -40,12 +50,13 @@ MAX_ROUNDS = 10_000
 
 
 class _Moments:
-    """A ``Clock``'s time as the store reads it (a datetime), made once per instant: a virtual clock stands still
-    through the many writes of a step."""
+    """A ``Clock``'s time as the store reads it (a datetime, or its RFC 3339 text), made once per instant: a virtual
+    clock stands still through the many writes of a step."""
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._last: tuple[float, datetime] | None = None
+        self._text: tuple[float, str] = (math.nan, "")
 
     def __call__(self) -> datetime:
         now = self._clock.now()
@@ -53,6 +64,14 @@ class _Moments:
         if last is None or last[0] != now:
             last = self._last = (now, to_datetime(now))
         return last[1]
+
+    def rfc3339(self) -> str:
+        """``format_timestamp(self())``, without the datetime."""
+        now = self._clock.now()
+        text = self._text
+        if text[0] != now:
+            text = self._text = (now, rfc3339(now))
+        return text[1]
 
 
 class Cluster:
@@ -68,10 +87,12 @@ class Cluster:
         controllers: bool = True,
         seed: int = 0,
         lazy_status: bool | None = None,
+        history: int = DEFAULT_HISTORY,
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
-        if store is None:
-            store = MemoryStore(clock=_Moments(self.clock), admission=load_admission(), rng=random.Random(seed))
+        if store is None:  # ``history``: how far back a watch of this store can resume (see ``BaseStore``)
+            store = MemoryStore(clock=_Moments(self.clock), admission=load_admission(), rng=random.Random(seed),
+                                history=history)
         attach_admission(store)
         self.store: Store = store
         self._changes = change_marker(store)  # what moves when the store is written (see ``_settle``)
@@ -161,11 +182,11 @@ class Cluster:
 
     def next_wakeup(self) -> float | None:
         """The earliest time any part has something to do."""
-        times = [self.kubelet.next_wakeup(), self.scheduler_due()]
-        if self.controllers is not None:
-            times.append(self.controllers.next_wakeup())
-        due = [t for t in times if t is not None]
-        return min(due) if due else None
+        first = self.kubelet.next_wakeup()
+        for due in (self.scheduler_due(), None if self.controllers is None else self.controllers.next_wakeup()):
+            if due is not None and (first is None or due < first):
+                first = due
+        return first
 
     def run_until(self, t: float, on_step: Callable[[float], None] | None = None) -> None:
         """Advance to time ``t`` (virtual: jumping between wake-ups; wall: sleeping), stepping at each."""
@@ -209,12 +230,18 @@ class Cluster:
 
     # --- objects --------------------------------------------------------------------------------------------
 
-    def apply(self, objects: Iterable[Mapping[str, Any]], *, copy: bool = True) -> list[dict[str, Any]]:
+    def apply(
+        self, objects: Iterable[Mapping[str, Any]], *, copy: bool = True, owned: bool = False
+    ) -> list[dict[str, Any]]:
         """Create or update objects as ``kubectl apply`` would (absent: create; present: merge the new body).
 
         Returns the stored objects: copies, or with ``copy=False`` the store's own, read-only (cheaper).
+        ``owned=True`` hands the objects over (see ``BaseStore.create``): for a caller that never touches them,
+        nor any part of them, again.
         """
         ro = {} if copy else read_only_results(self.store)
+        handed = owned and isinstance(self.store, BaseStore)
+        create_options = {**ro, "owned": True} if handed else ro
         out: list[dict[str, Any]] = []
         for raw in objects:
             obj = dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)  # KubeObject or wire dict
@@ -224,9 +251,11 @@ class Cluster:
             if ns is not None:
                 meta["namespace"] = ns
                 obj["metadata"] = meta
+            elif handed:
+                obj["metadata"] = meta  # the store fills in its system fields: on this copy, not on the caller's
             name = meta.get("name")
             try:  # absent (the usual case): created at once; the store refuses a taken name before any check
-                out.append(self.store.create(info.name, obj, **ro))
+                out.append(self.store.create(info.name, obj, **create_options))
                 continue
             except AlreadyExists:
                 if not name:

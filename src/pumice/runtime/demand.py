@@ -20,8 +20,8 @@ class Demand:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.pods: set[str] = set()
-        self.groups: set[str] = set()
+        self.pods: set[tuple[Any, Any]] = set()  # (namespace, name)
+        self.groups: set[tuple[Any, Any]] = set()
         self._watches = {r: store.watch(r) for r in ("pods", PODGROUPS)}
 
     def sync(self) -> None:
@@ -34,12 +34,15 @@ class Demand:
                 self._watches[resource] = self.store.watch(resource, resource_version=rv)
                 (self.pods if resource == "pods" else self.groups).clear()
                 events = [WatchEvent("ADDED", o) for o in items]
+            if not events:
+                continue
             target = self.pods if resource == "pods" else self.groups
             waiting = _pod_waiting if resource == "pods" else _group_waiting
             for ev in events:
-                meta = ev.object.get("metadata") or {}
-                key = f"{meta.get('namespace')}/{meta.get('name')}"
-                if ev.type != "DELETED" and waiting(ev.object):
+                obj = ev.object
+                meta = obj.get("metadata") or _EMPTY
+                key = (meta.get("namespace"), meta.get("name"))
+                if ev.type != "DELETED" and waiting(obj):
                     target.add(key)
                 else:
                     target.discard(key)
@@ -53,11 +56,14 @@ class Demand:
             watch.close()
 
 
+_EMPTY: dict[str, Any] = {}  # read-only
+
+
 def _pod_waiting(pod: dict[str, Any]) -> bool:
-    spec = pod.get("spec") or {}
-    return (not spec.get("nodeName") and not (pod.get("metadata") or {}).get("deletionTimestamp")
-            and ((pod.get("status") or {}).get("phase") or "Pending") == "Pending")
+    spec = pod.get("spec") or _EMPTY
+    return (not spec.get("nodeName") and not (pod.get("metadata") or _EMPTY).get("deletionTimestamp")
+            and ((pod.get("status") or _EMPTY).get("phase") or "Pending") == "Pending")
 
 
 def _group_waiting(group: dict[str, Any]) -> bool:
-    return ((group.get("status") or {}).get("phase") or "Pending") == "Pending"
+    return ((group.get("status") or _EMPTY).get("phase") or "Pending") == "Pending"

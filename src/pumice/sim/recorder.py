@@ -95,8 +95,11 @@ class JobRecord:
         return (self.kind, self.namespace, self.name)
 
 
+_NO_META: dict[str, Any] = {}  # read-only
+
+
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}
+    return obj.get("metadata") or _NO_META
 
 
 class Recorder:
@@ -245,10 +248,11 @@ class Recorder:
 
     def _on_pod(self, ev: WatchEvent, t: float) -> bool:
         pod = ev.object
-        meta = _meta(pod)
+        meta = pod.get("metadata") or _NO_META
         ns = meta.get("namespace") or "default"
         name = str(meta.get("name"))
-        uid = str(meta.get("uid") or f"{ns}/{name}")
+        uid = meta.get("uid")
+        uid = uid if type(uid) is str and uid else str(uid or f"{ns}/{name}")
         rec = self.pods.get(uid)
         if rec is None:  # a new pod, or a new incarnation of a name (a restarted job's pod)
             job = self._job_of(pod, ns, name)
@@ -259,8 +263,8 @@ class Recorder:
             self.pods[uid] = rec
             self.latest[f"{ns}/{name}"] = uid
             self.shapes[rec.vector.tobytes()] += 1
-        node = (pod.get("spec") or {}).get("nodeName") or ""
-        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        node = (pod.get("spec") or _NO_META).get("nodeName") or ""
+        phase = (pod.get("status") or _NO_META).get("phase") or "Pending"
         was_holding = rec.node and rec.end is None
         if node and not rec.node:
             rec.node = node
@@ -283,15 +287,21 @@ class Recorder:
         holding = bool(rec.node) and rec.end is None
         if holding == bool(was_holding):
             return False
-        vec = rec.vector if holding else -rec.vector  # x + -v is x - v, exactly
+        vec = rec.vector
         i = self.node_index.get(rec.node)
-        if i is not None:
-            self.used[i] += vec
-            self._total += vec
         qv = self.queue_used.get(rec.queue)
         if qv is None:
             qv = self.queue_used[rec.queue] = np.zeros(3)
-        qv += vec
+        if holding:
+            if i is not None:
+                self.used[i] += vec
+                self._total += vec
+            qv += vec
+        else:  # x - v, exactly what x + -v was
+            if i is not None:
+                self.used[i] -= vec
+                self._total -= vec
+            qv -= vec
         return True
 
     def close(self) -> None:

@@ -5,7 +5,14 @@ One protocol (``Store``, ``Watch``, ``WatchEvent``), two embedded implementation
 """
 
 from .backend import Backend, LoadedState, NullBackend, StoredEvent
-from .base import DEFAULT_HISTORY, BaseStore, change_marker, format_timestamp, read_only_results
+from .base import (
+    DEFAULT_HISTORY,
+    BaseStore,
+    change_marker,
+    format_timestamp,
+    owned_patch,
+    read_only_results,
+)
 from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
 from .memory import MemoryStore
 from .patch import apply_json_patch, apply_merge_patch, apply_patch
@@ -59,6 +66,7 @@ __all__ = [
     "apply_patch",
     "change_marker",
     "format_timestamp",
+    "owned_patch",
     "parse_field_selector",
     "parse_label_selector",
     "read_only_results",

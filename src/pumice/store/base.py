@@ -25,14 +25,21 @@ from typing import Any, Literal, Self
 
 from .backend import Backend, NullBackend, StoredEvent
 from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
-from .jsonutil import copy_json, normalize_json
-from .patch import apply_patch, merge_patch_shared, normalize_patch_type
+from .jsonutil import copy_json, is_plain_json, normalize_json
+from .patch import PATCH_TYPES, apply_patch, merge_patch_shared, merge_status_shared, normalize_patch_type
 from .protocol import Admission, FieldSelectorArg, LabelSelectorArg, WatchEvent
 from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
 from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
-from .watch import Watcher
+from .watch import Feed, FeedWatcher, Watcher
 
-__all__ = ["DEFAULT_HISTORY", "BaseStore", "change_marker", "format_timestamp", "read_only_results"]
+__all__ = [
+    "DEFAULT_HISTORY",
+    "BaseStore",
+    "change_marker",
+    "format_timestamp",
+    "owned_patch",
+    "read_only_results",
+]
 
 DEFAULT_HISTORY = 10_000
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as Kubernetes: no vowels, no look-alikes
@@ -52,9 +59,10 @@ _SYSTEM_UPDATE_KEEPS = (
 
 def format_timestamp(moment: datetime) -> str:
     """RFC 3339 in UTC with second precision, as Kubernetes writes timestamps (naive means UTC)."""
-    if moment.tzinfo is None:
+    tz = moment.tzinfo
+    if tz is None:
         moment = moment.replace(tzinfo=UTC)
-    m = moment.astimezone(UTC)
+    m = moment if tz is UTC else moment.astimezone(UTC)
     if m.year < 1000:  # how strftime writes such years depends on the platform
         return m.strftime("%Y-%m-%dT%H:%M:%SZ")
     return f"{m.year}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"  # strftime's, faster
@@ -70,9 +78,23 @@ def read_only_results(store: object) -> dict[str, Any]:
     return {"copy": False} if isinstance(store, BaseStore) else {}
 
 
+def owned_patch(store: object) -> dict[str, Any]:
+    """Keyword arguments for a store's ``patch`` that hand the patch over (see ``BaseStore.patch``):
+    ``{"owned": True}`` for a ``BaseStore``, nothing for any other ``Store``.
+
+    Only for a merge patch of plain JSON (no tuple, no NaN, no enum) built for the call and never touched
+    again: the store may keep any part of it.
+    """
+    return {"owned": True} if isinstance(store, BaseStore) else {}
+
+
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+
+
 def uuid4_text(bits: int) -> str:
     """``str(uuid.UUID(int=bits, version=4))``, without building the ``UUID`` (a store write makes many)."""
-    bits = (bits & ~(0xC000 << 48) | (0x8000 << 48)) & ~(0xF000 << 64) | (4 << 76)  # RFC 4122 variant, version 4
+    bits = bits & _UUID4_CLEAR | _UUID4_SET  # RFC 4122 variant, version 4
     text = f"{bits:032x}"
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
@@ -117,36 +139,43 @@ class _WatchEntry:
     allow_bookmarks: bool
     start: int
     everything: bool = False  # no selector: every object of the resource (and namespace) matches
+    labels_only: bool = False  # no field selector: only labels decide
 
     def matches(self, obj: dict[str, Any]) -> bool:
         if self.everything:
             return True
-        return self.labels.matches(obj["metadata"].get("labels")) and (self.fields.empty or self.fields.matches(obj))
+        if self.labels_only:
+            return self.labels.matches(obj["metadata"].get("labels"))
+        return self.labels.matches(obj["metadata"].get("labels")) and self.fields.matches(obj)
 
     def matches_after(self, obj: dict[str, Any], previous: dict[str, Any], matched: bool) -> bool:
         """``matches(obj)``, knowing that ``previous`` (the state before) ``matched``: the same answer when the
         selector only reads labels and ``obj`` shares its labels with ``previous`` (stored objects share what a
         write left alone)."""
-        if self.fields.empty and obj["metadata"].get("labels") is previous["metadata"].get("labels"):
+        if self.labels_only and obj["metadata"].get("labels") is previous["metadata"].get("labels"):
             return matched
         return self.matches(obj)
 
 
 @dataclass(frozen=True, slots=True)
 class _Fanout:
-    """The watches of one resource, sorted for ``_publish``: those that take every event (``plain``, with their
-    ``pushes`` and the latest ``start`` among them) and those that filter (``selective``)."""
+    """The watches of one resource, sorted for ``_publish``: the resource's ``feed`` (if any watch reads it),
+    the other watches that take every event (``plain``, with their ``pushes`` and the latest ``start`` among
+    them) and those that filter (``selective``)."""
 
+    feed: Feed | None
     start: int
     plain: tuple[_WatchEntry, ...]
     pushes: tuple[Callable[[WatchEvent], None], ...]
     selective: tuple[_WatchEntry, ...]
 
     @classmethod
-    def of(cls, entries: Iterable[_WatchEntry]) -> _Fanout:
+    def of(cls, entries: Iterable[_WatchEntry], feed: Feed | None) -> _Fanout:
+        entries = [e for e in entries if type(e.watcher) is not FeedWatcher]  # those read ``feed``
         plain = tuple(e for e in entries if e.everything and e.namespace is None)
         selective = tuple(e for e in entries if not (e.everything and e.namespace is None))
-        return cls(max((e.start for e in plain), default=0), plain, tuple(e.watcher.push for e in plain), selective)
+        return cls(feed, max((e.start for e in plain), default=0), plain, tuple(e.watcher.push for e in plain),
+                   selective)
 
 
 @dataclass(slots=True)
@@ -160,7 +189,8 @@ class _Batch:
 class BaseStore:
     """Store semantics shared by ``MemoryStore`` and ``SqliteStore`` (see ``pumice.store.protocol.Store``).
 
-    ``clock`` stamps creation/deletion times; ``admission`` vets every write; ``history`` bounds the event
+    ``clock`` stamps creation/deletion times (a datetime; a clock with an ``rfc3339()`` method gives the text of
+    ``format_timestamp(clock())`` directly); ``admission`` vets every write; ``history`` bounds the event
     log that watches can resume from; ``rng`` makes generated uids and names reproducible; ``resources``
     replaces the built-in resource registry.
     """
@@ -179,6 +209,8 @@ class BaseStore:
             raise ValueError("history must keep at least one event")
         self._backend = backend
         self._clock = clock or _utcnow
+        #: a clock that also writes the time as text (``format_timestamp(clock())``) saves the store the datetime
+        self._clock_text: Callable[[], str] | None = getattr(clock, "rfc3339", None)
         self._admission = admission
         self._history = history
         self._rng = rng
@@ -189,6 +221,9 @@ class BaseStore:
         self._log: deque[StoredEvent] = deque(maxlen=history)
         self._watchers: dict[str, dict[Watcher, _WatchEntry]] = {}
         self._fanouts: dict[str, _Fanout] = {}  # by resource, derived from ``_watchers`` (cleared when it changes)
+        self._feeds: dict[str, Feed] = {}  # by resource: the events its ``FeedWatcher``s read
+        #: (resource, subresource) -> (its info, the subresource checked, both qualified): what ``patch`` checked once
+        self._routes: dict[tuple[str, str | None], tuple[ResourceInfo, str | None, str]] = {}
         self._durable = not isinstance(backend, NullBackend)  # the null backend's calls can be skipped
         self._stamp: tuple[datetime, str] | None = None  # the last (time, timestamp) of ``_now``
         self._batch: _Batch | None = None
@@ -249,6 +284,8 @@ class BaseStore:
         return obj
 
     def _now(self) -> str:
+        if self._clock_text is not None:
+            return self._clock_text()
         moment = self._clock()
         stamp = self._stamp
         if stamp is None or (stamp[0] is not moment and stamp[0] != moment):  # a virtual clock stands still
@@ -331,6 +368,8 @@ class BaseStore:
             result = new
         if not isinstance(result, dict):
             raise TypeError(f"admission returned {type(result).__name__}, expected a dict or None")
+        if result is new and getattr(self._admission, "plain_results", False):
+            return new  # plain JSON, changed in place at most, as the hook promises: no copy needed
         return normalize_json(result)
 
     # --- reads --------------------------------------------------------------------------------------------
@@ -377,18 +416,27 @@ class BaseStore:
 
     # --- writes -------------------------------------------------------------------------------------------
 
-    def create(self, resource: str, obj: Mapping[str, Any], *, copy: bool = True) -> dict[str, Any]:
+    def create(
+        self, resource: str, obj: Mapping[str, Any], *, copy: bool = True, owned: bool = False
+    ) -> dict[str, Any]:
         """Store a new object (see ``Store.create``).
 
         Every write returns a copy the caller owns; with ``copy=False`` it returns the stored object itself,
         read-only like a watch event's, which saves a deep copy when the caller only reads it (or not at all).
+
+        ``owned=True`` hands ``obj`` over: a caller that never touches it (nor any part of it) again lets the
+        store keep it, and fill in its system fields, instead of a copy, as long as it is plain JSON (anything
+        else is copied and normalized as usual).
         """
         with self._lock:
             self._check_open()
             info = self._registry.info(resource)
             if type(obj) is not dict and not isinstance(obj, Mapping):
                 raise BadRequest(f"an object must be a JSON object, got {type(obj).__name__}")
-            new = normalize_json(obj if type(obj) is dict else dict(obj))
+            if owned and type(obj) is dict and is_plain_json(obj):
+                new = obj
+            else:
+                new = normalize_json(obj if type(obj) is dict else dict(obj))
             meta = _metadata(new)
             if info.namespaced:
                 namespace = meta.get("namespace") or "default"
@@ -418,9 +466,9 @@ class BaseStore:
                 return target
 
             new = system_fields(new)
-            admitted = self._admit("CREATE", resource, new, None)
-            assert admitted is not None
-            if admitted is not new:  # a hook's answer (a new object): system fields again
+            if self._vets(resource):  # the hook's answer (changed or new): system fields again
+                admitted = self._admit("CREATE", resource, new, None)
+                assert admitted is not None
                 new = system_fields(admitted)
             return self._commit(resource, namespace, name, "ADDED", new, None, copy)
 
@@ -564,6 +612,12 @@ class BaseStore:
     ) -> dict[str, Any]:
         if new == old:
             return copy_json(old) if copy else old  # a no-op write: no new resourceVersion, no event (as Kubernetes)
+        return self._commit_changed(resource, namespace, name, new, old, copy)
+
+    def _commit_changed(
+        self, resource: str, namespace: str, name: str, new: dict[str, Any], old: dict[str, Any], copy: bool
+    ) -> dict[str, Any]:
+        """``_commit_update`` for a ``new`` known to differ from ``old``."""
         new_meta = new["metadata"]
         if new_meta.get("deletionTimestamp") and not new_meta.get("finalizers"):
             return self._commit(resource, namespace, name, "DELETED", new, old, copy)
@@ -579,25 +633,49 @@ class BaseStore:
         patch_type: str = "merge",
         subresource: str | None = None,
         copy: bool = True,
+        owned: bool = False,
     ) -> dict[str, Any]:
-        """Apply a merge patch or JSON patch to the current object, then store it as an update."""
+        """Apply a merge patch or JSON patch to the current object, then store it as an update.
+
+        ``owned=True`` hands a merge patch over to the store: the caller built it of plain JSON for this call
+        and never touches it again, so its lists and numbers are stored as they are, unchecked and uncopied
+        (``owned_patch`` gives the keyword for any store).
+        """
         with self._lock:
-            self._check_open()
-            info = self._registry.info(resource)
-            ns = self._scope(info, namespace)
-            sub = self._check_subresource(info, subresource)
-            kind = normalize_patch_type(patch_type)
+            if self._closed:
+                self._check_open()
+            # the checks of every write, in their order, with what they look up kept once per (resource, subresource)
+            try:
+                info, sub, qualified = self._routes[(resource, subresource)]
+            except (KeyError, TypeError):  # the first write of its kind, or a bad one (which raises below)
+                info = self._registry.info(resource)
+                ns = self._scope(info, namespace)
+                sub = self._check_subresource(info, subresource)
+                qualified = _qualified(resource, sub)
+                self._routes[(resource, subresource)] = (info, sub, qualified)
+            else:
+                ns = namespace if info.namespaced and type(namespace) is str and namespace else \
+                    self._scope(info, namespace)
+            kind = PATCH_TYPES.get(patch_type) if type(patch_type) is str else None
+            if kind is None:
+                kind = normalize_patch_type(patch_type)
             if kind == "merge" and type(patch) is not dict and not isinstance(patch, Mapping):
                 raise BadRequest("a merge patch must be a JSON object")
-            old = self._require(resource, ns, name)
-            vetted = self._vets(_qualified(resource, sub))
+            by_namespace = self._objects.get(resource)
+            by_name = None if by_namespace is None else by_namespace.get(ns)
+            old = None if by_name is None else by_name.get(name)
+            if old is None:
+                old = self._require(resource, ns, name)
+            vetted = self._admission is not None and self._vets(qualified)
             if kind == "merge" and sub == "status" and not vetted and len(patch) == 1 and "status" in patch:
                 # the usual status write: only ``status`` changes, so no rule of an update has anything to check
-                new = merge_patch_shared(old, {"status": patch["status"]})
-                return self._commit_update(resource, ns, name, new, old, copy)
+                new = merge_status_shared(old, patch["status"], owned=owned)
+                if new is None:  # a no-op write: no new resourceVersion, no event (as Kubernetes)
+                    return copy_json(old) if copy else old
+                return self._commit_changed(resource, ns, name, new, old, copy)
             if kind == "merge" and not vetted:
                 # shares what the patch leaves alone with ``old``: nothing below modifies those parts
-                patched = merge_patch_shared(old, dict(patch))
+                patched = merge_patch_shared(old, dict(patch), owned=owned)
             else:
                 patched = apply_patch(old, dict(patch) if isinstance(patch, Mapping) else patch, kind)
             if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
@@ -746,13 +824,15 @@ class BaseStore:
     def _fanout(self, resource: str) -> _Fanout:
         fanout = self._fanouts.get(resource)
         if fanout is None:
-            fanout = self._fanouts[resource] = _Fanout.of(self._watchers.get(resource, {}).values())
+            fanout = self._fanouts[resource] = _Fanout.of(self._watchers.get(resource, {}).values(),
+                                                          self._feeds.get(resource))
         return fanout
 
     def _publish(self, event: StoredEvent) -> None:
         self._log.append(event)
         fanout = self._fanouts.get(event.resource) or self._fanout(event.resource)
-        if fanout.pushes:
+        feed = fanout.feed
+        if feed is not None or fanout.pushes:
             # what every watch without a selector gets (``_deliver``'s answer when all objects match): one shared
             # event, whose object already carries this resourceVersion (set by ``_commit``)
             if event.type != "DELETED":
@@ -761,16 +841,19 @@ class BaseStore:
                 shared = WatchEvent("DELETED", event.object)
             else:
                 shared = None
-            version = event.resource_version
-            if shared is None:
-                pass
-            elif version > fanout.start:  # nothing below (un)registers a watch: the store's lock is held
-                for push in fanout.pushes:
-                    push(shared)
-            else:  # a batch's event, older than a watch started during the batch
-                for entry in fanout.plain:
-                    if version > entry.start:
-                        entry.watcher.push(shared)
+            if shared is not None:
+                if feed is not None:  # its watches started outside any batch: every event published is theirs
+                    feed.append(shared)
+                version = event.resource_version
+                if not fanout.pushes:
+                    pass
+                elif version > fanout.start:  # nothing below (un)registers a watch: the store's lock is held
+                    for push in fanout.pushes:
+                        push(shared)
+                else:  # a batch's event, older than a watch started during the batch
+                    for entry in fanout.plain:
+                        if version > entry.start:
+                            entry.watcher.push(shared)
         for entry in fanout.selective:
             self._deliver(entry, event)
         # after the event reached every watch: a reader that sees the count move (without the lock, see
@@ -836,6 +919,9 @@ class BaseStore:
 
         Event objects are the store's own, shared by every watch and read-only; ``copy=True`` gives this
         watch private deep copies instead (for a caller that modifies what it receives).
+
+        A watch of every object of a resource (no namespace, no selector, no copies, no bookmarks) reads the
+        resource's shared ``Feed`` (a ``FeedWatcher``); any other gets its own queue.
         """
         labels = parse_label_selector(label_selector)
         fields = parse_field_selector(field_selector)
@@ -843,22 +929,34 @@ class BaseStore:
             self._check_open()
             info = self._registry.info(resource)
             ns = self._scope(info, namespace) if namespace else None
-            watcher = Watcher(on_close=self._unregister, copy=copy)
-            entry = _WatchEntry(watcher, resource, ns, labels, fields, allow_bookmarks, self._rv,
-                                labels.empty and fields.empty)
-            if resource_version in (None, "", "0"):
+            everything = labels.empty and fields.empty
+            listed = resource_version in (None, "", "0")
+            start = self._rv
+            if not listed:
+                if not isinstance(resource_version, str) or not resource_version.isdigit():
+                    raise BadRequest(f"invalid resourceVersion {resource_version!r}")
+                start = int(resource_version)
+                oldest = self._oldest_watchable()
+                if start < oldest:
+                    raise Gone(f"too old resource version: {start} ({oldest})")
+            # the feed carries every event published from now on: not for a watch from a later version, nor
+            # for one started inside a batch (whose events, published at its end, are older than the watch)
+            fed = (everything and ns is None and not copy and not allow_bookmarks and start <= self._rv
+                   and self._batch is None)
+            watcher = FeedWatcher(on_close=self._unregister) if fed else Watcher(on_close=self._unregister, copy=copy)
+            entry = _WatchEntry(watcher, resource, ns, labels, fields, allow_bookmarks, start, everything, fields.empty)
+            if listed:
                 for obj in self._iter_objects(resource, ns if info.namespaced else ""):
                     if entry.matches(obj):
                         watcher.put("ADDED", obj, obj["metadata"]["resourceVersion"])
             else:
-                if not isinstance(resource_version, str) or not resource_version.isdigit():
-                    raise BadRequest(f"invalid resourceVersion {resource_version!r}")
-                entry.start = int(resource_version)
-                oldest = self._oldest_watchable()
-                if entry.start < oldest:
-                    raise Gone(f"too old resource version: {entry.start} ({oldest})")
                 for event in self._log:
                     self._deliver(entry, event)
+            if type(watcher) is FeedWatcher:
+                feed = self._feeds.get(resource)
+                if feed is None:
+                    feed = self._feeds[resource] = Feed()
+                feed.join(watcher)
             self._watchers.setdefault(resource, {})[watcher] = entry
             self._fanouts.pop(resource, None)
             return watcher
@@ -870,24 +968,28 @@ class BaseStore:
             return
         if entry.namespace is not None and event.namespace != entry.namespace:
             return
-        rv = str(event.resource_version)
         previous = event.previous
         was = previous is not None and entry.matches(previous)
         if event.type == "DELETED":
             if was:
-                entry.watcher.put("DELETED", event.object, rv)
+                entry.watcher.put("DELETED", event.object, str(event.resource_version))
             return
         now = entry.matches(event.object) if previous is None else entry.matches_after(event.object, previous, was)
         if now:
-            entry.watcher.put("MODIFIED" if was else "ADDED", event.object, rv)
+            entry.watcher.put("MODIFIED" if was else "ADDED", event.object, str(event.resource_version))
         elif was:
-            assert event.previous is not None
-            entry.watcher.put("DELETED", event.previous, rv)
+            assert previous is not None
+            entry.watcher.put("DELETED", previous, str(event.resource_version))
 
     def _unregister(self, watcher: Watcher) -> None:
         with self._lock:
-            for entries in self._watchers.values():
-                entries.pop(watcher, None)
+            for resource, entries in self._watchers.items():
+                if entries.pop(watcher, None) is not None and type(watcher) is FeedWatcher:
+                    feed = self._feeds.get(resource)
+                    if feed is not None:
+                        feed.leave(watcher)
+                        if not feed.watchers:
+                            del self._feeds[resource]
             self._fanouts.clear()
 
     def bookmark(self) -> None:
@@ -911,6 +1013,7 @@ class BaseStore:
             watchers = [w for entries in self._watchers.values() for w in entries]
             self._watchers.clear()
             self._fanouts.clear()
+            self._feeds.clear()
             for watcher in watchers:
                 watcher.close()
             self._backend.close()

@@ -17,6 +17,7 @@ __all__ = [
     "apply_merge_patch",
     "apply_patch",
     "merge_patch_shared",
+    "merge_status_shared",
     "normalize_patch_type",
 ]
 
@@ -53,20 +54,54 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
     return _merge(copy_json(target) if isinstance(target, dict) else {}, patch)
 
 
-def merge_patch_shared(target: dict[str, Any], patch: dict[Any, Any]) -> dict[str, Any]:
+def merge_patch_shared(target: dict[str, Any], patch: dict[Any, Any], *, owned: bool = False) -> dict[str, Any]:
     """``apply_merge_patch`` for an immutable ``target``: the result shares what the patch leaves alone.
 
     Only the objects along the patched paths are new (as are ``metadata`` and the top level, which the
     store modifies); everything else is ``target``'s own. For the store, whose objects never change.
+
+    With ``owned`` the patch is plain JSON handed over by its maker, who never touches it again: its lists
+    and numbers go into the result as they are, neither checked nor copied (its objects are merged, as always).
     """
-    result = _merge_shared(target, patch)
+    result = _merge_shared(target, patch, owned)
     meta = result.get("metadata")
     if isinstance(meta, dict) and meta is target.get("metadata"):
         result["metadata"] = dict(meta)
     return result
 
 
-def _merge_shared(target: dict[str, Any], patch: dict[Any, Any]) -> dict[str, Any]:
+_ABSENT: Any = object()
+
+
+def merge_status_shared(target: dict[str, Any], status: Any, *, owned: bool = False) -> dict[str, Any] | None:
+    """``merge_patch_shared(target, {"status": status}, owned=owned)``, or None when that would give back a
+    document equal to ``target`` (a write that changes nothing): found by comparing the statuses alone, since
+    nothing else changes."""
+    current = target.get("status", _ABSENT)
+    if status is None:
+        if current is _ABSENT:
+            return None
+        result = dict(target)
+        del result["status"]
+    else:
+        kind = type(status)
+        if kind is dict or isinstance(status, dict):
+            merged = _merge_shared(current if isinstance(current, dict) else {}, status, owned)
+        elif kind is str or kind is int or kind is bool or owned:
+            merged = status
+        else:
+            merged = normalize_json(status)
+        if merged == current:
+            return None
+        result = dict(target)
+        result["status"] = merged
+    meta = result.get("metadata")
+    if isinstance(meta, dict) and meta is target.get("metadata"):
+        result["metadata"] = dict(meta)
+    return result
+
+
+def _merge_shared(target: dict[str, Any], patch: dict[Any, Any], owned: bool) -> dict[str, Any]:
     result = dict(target)
     for key, value in patch.items():
         if type(key) is not str:
@@ -76,9 +111,11 @@ def _merge_shared(target: dict[str, Any], patch: dict[Any, Any]) -> dict[str, An
             result[key] = value
         elif value is None:
             result.pop(key, None)
-        elif isinstance(value, dict):
+        elif kind is dict or isinstance(value, dict):
             current = result.get(key)
-            result[key] = _merge_shared(current if isinstance(current, dict) else {}, value)
+            result[key] = _merge_shared(current if isinstance(current, dict) else {}, value, owned)
+        elif owned:
+            result[key] = value  # plain JSON, the store's from now on (see ``merge_patch_shared``)
         else:
             result[key] = normalize_json(value)
     return result

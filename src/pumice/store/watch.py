@@ -7,6 +7,11 @@ Event objects are shared, not copied: every watcher hands out the very dict the 
 objects are never mutated in place, so that is safe), and readers must treat it as read-only. A
 watcher created with ``copy=True`` hands out private deep copies instead, for callers that want to
 modify what they receive. Either way the resourceVersion handed out is the event's.
+
+A ``FeedWatcher`` is a ``Watcher`` that takes every event of its resource: instead of one queue per watch,
+the store appends each event once to the resource's ``Feed``, and every such watch reads it from its own
+cursor. A write then costs the same however many of these watches there are, and "anything new?" is a
+comparison of two counters, read without a lock.
 """
 
 from __future__ import annotations
@@ -21,7 +26,11 @@ from typing import Any
 from .jsonutil import copy_json
 from .protocol import EventType, WatchEvent
 
-__all__ = ["Watcher"]
+__all__ = ["Feed", "FeedWatcher", "Watcher"]
+
+#: A feed keeps at least this many events before it drops those every reader is past (soon: the objects of
+#: events nobody reads any more are best freed while they are still in the CPU's caches).
+TRIM_MIN = 64
 
 
 def _wake(future: asyncio.Future[None]) -> None:
@@ -178,3 +187,169 @@ class Watcher:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Feed:
+    """The events of one resource, in order, for every ``FeedWatcher`` of it; appended by the store only.
+
+    Readers never take a lock to read it: ``count`` moves only after its event was appended, and a trim
+    replaces ``segment`` (the events with the absolute index of the first) as a whole, so a reader holding
+    the old one still finds everything it held. Events every reader is past are dropped now and then.
+    """
+
+    __slots__ = ("async_waiters", "cond", "count", "events", "segment", "trim_at", "waiting", "watchers")
+
+    def __init__(self) -> None:
+        self.events: list[WatchEvent] = []  # where the store appends (``segment[1]``)
+        self.segment: tuple[int, list[WatchEvent]] = (0, self.events)
+        self.count = 0  # events appended so far: the index the next one gets
+        self.watchers: dict[FeedWatcher, None] = {}  # the readers, whose cursors bound a trim
+        self.cond = threading.Condition(threading.Lock())
+        self.waiting = 0  # threads blocked in ``FeedWatcher.next``
+        self.async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self.trim_at = TRIM_MIN
+
+    def join(self, watcher: FeedWatcher) -> None:
+        """Start ``watcher`` at the next event (under the store's lock, as every producer call)."""
+        watcher._feed, watcher._cursor = self, self.count
+        self.watchers[watcher] = None
+
+    def leave(self, watcher: FeedWatcher) -> None:
+        self.watchers.pop(watcher, None)
+
+    def append(self, event: WatchEvent) -> None:
+        """Publish ``event`` to every reader (its object carries its resourceVersion; nobody mutates either)."""
+        events = self.events
+        events.append(event)
+        self.count += 1  # after the append: a reader that sees the count move finds the event
+        if self.waiting or self.async_waiters:
+            self.wake()
+        if len(events) >= self.trim_at:
+            self._trim()
+
+    def _trim(self) -> None:
+        """Drop the events every reader is past (a reader's cursor only grows: a stale read is a safe one)."""
+        low = min((w._cursor for w in self.watchers), default=self.count)
+        base, events = self.segment
+        if low > base:
+            self.events = events[low - base:]
+            self.segment = (low, self.events)
+        self.trim_at = max(TRIM_MIN, 2 * len(self.events))
+
+    def wake(self) -> None:
+        """Wake every reader waiting for an event (each looks again whether one is for it)."""
+        with self.cond:
+            self.cond.notify_all()
+            waiters, self.async_waiters = self.async_waiters, []
+        for loop, future in waiters:
+            with suppress(RuntimeError):  # that event loop is closed: nobody is waiting any more
+                loop.call_soon_threadsafe(_wake, future)
+
+
+_DETACHED = Feed()  # what a closed (or not yet joined) ``FeedWatcher`` reads: nothing, ever
+
+
+class FeedWatcher(Watcher):
+    """A ``Watcher`` of every event of one resource, read from the resource's shared ``Feed``.
+
+    Its own queue holds what came before it joined the feed (the initial ADDED events, or the replay from
+    the store's log), and what the feed still held for it when it was closed.
+    """
+
+    def __init__(self, on_close: Callable[[Watcher], None] | None = None) -> None:
+        super().__init__(on_close)
+        self._feed = _DETACHED
+        self._cursor = 0  # the index in ``_feed`` of the next event to hand out
+
+    def _take(self) -> list[WatchEvent]:
+        """The feed's events past the cursor, which moves past them (``_lock`` held)."""
+        base, events = self._feed.segment
+        fresh = events[self._cursor - base:]
+        self._cursor += len(fresh)
+        return fresh
+
+    def _pop(self) -> WatchEvent | None:
+        """The next event, or None, without waiting."""
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+            base, events = self._feed.segment
+            index = self._cursor - base
+            if index >= len(events):
+                return None
+            self._cursor += 1
+            return events[index]
+
+    @property
+    def pending(self) -> int:
+        """Number of unread events (read without a lock: an event counted here is there to read)."""
+        unread = self._feed.count - self._cursor  # below 0 for a moment when a drain took an uncounted event
+        return len(self._queue) + unread if unread > 0 else len(self._queue)
+
+    def drain(self) -> list[WatchEvent]:
+        """Every unread event, without waiting."""
+        if not self._queue and self._cursor >= self._feed.count:  # the common case of a polled watch
+            return []
+        with self._lock:
+            if not self._queue:
+                return self._take()
+            events = list(self._queue)
+            self._queue.clear()
+            events += self._take()
+        return events
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        """The next event, waiting up to ``timeout`` seconds (``None``: until one arrives or closed)."""
+        event = self._pop()
+        if event is not None or self._closed:
+            return event
+        feed = self._feed
+        with feed.cond:
+            feed.waiting += 1  # before looking: a write after the look sees it and wakes us
+            try:
+                feed.cond.wait_for(lambda: self.pending > 0 or self._closed, timeout)
+            finally:
+                feed.waiting -= 1
+        return self._pop()
+
+    async def anext(self, timeout: float | None = None) -> WatchEvent | None:
+        """Like ``next`` but awaits on the running event loop instead of blocking a thread."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            event = self._pop()
+            if event is not None:
+                return event
+            if self._closed:
+                return None
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return None
+            feed = self._feed
+            future: asyncio.Future[None] = loop.create_future()
+            waiter = (loop, future)
+            with feed.cond:
+                feed.async_waiters.append(waiter)
+            try:
+                if self.pending > 0 or self._closed:  # came after the look above, maybe before we waited
+                    continue
+                await asyncio.wait_for(future, remaining)
+            except TimeoutError:
+                return None
+            finally:
+                with feed.cond:
+                    if waiter in feed.async_waiters:
+                        feed.async_waiters.remove(waiter)
+
+    def close(self) -> None:
+        """Stop the watch: what the feed still held for it stays readable, nothing later arrives."""
+        with self._lock:
+            if self._closed:
+                return
+            self._queue.extend(self._take())
+            feed = self._feed
+            self._feed, self._cursor = _DETACHED, 0
+            self._closed = True
+        feed.wake()
+        if self._on_close is not None:
+            self._on_close(self)
