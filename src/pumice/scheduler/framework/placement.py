@@ -112,18 +112,26 @@ class _Ladder:
             return None
         self.budget -= 1
         _, c = heapq.heappop(self.heap)
-        lv = self.level[c] + 1
-        self.level[c] = lv
         self.expected_changes += 1
-        if lv < self.depth:
-            ok, score = self.ok[c], self.score[c]
-            if lv == len(ok) and self.extend is not None:
-                more_ok, more_score = self.extend(self.cand[c], min(self.depth, 2 * lv) - lv)
-                ok.extend(more_ok)
-                score.extend(more_score)
-            if ok[lv]:
-                heapq.heappush(self.heap, (-score[lv], c))
+        nxt = _next_level(self, c)
+        if nxt is not None and nxt[0]:
+            heapq.heappush(self.heap, (-nxt[1], c))
         return self.cand[c]
+
+
+def _next_level(lad: _Ladder | _TermLadder, c: int) -> tuple[bool, float] | None:
+    """Move candidate ``c`` of a ladder one replica up: (feasible, score) there, None past the depth.
+    Levels are computed in doubling batches as candidates reach them."""
+    lv = lad.level[c] + 1
+    lad.level[c] = lv
+    if lv >= lad.depth:
+        return None
+    ok, score = lad.ok[c], lad.score[c]
+    if lv == len(ok) and lad.extend is not None:
+        more_ok, more_score = lad.extend(lad.cand[c], min(lad.depth, 2 * lv) - lv)
+        ok.extend(more_ok)
+        score.extend(more_score)
+    return ok[lv], score[lv]
 
 
 @dataclass(slots=True)
@@ -200,17 +208,8 @@ class _TermLadder:
         if not clear and not best > float(np.max(self.nbest + terms.terms(), initial=-np.inf)):
             return None
         self.budget -= 1
-        lv = self.level[c] + 1
-        self.level[c] = lv
-        if lv < self.depth:
-            ok, score = self.ok[c], self.score[c]
-            if lv == len(ok) and self.extend is not None:
-                more_ok, more_score = self.extend(self.cand[c], min(self.depth, 2 * lv) - lv)
-                ok.extend(more_ok)
-                score.extend(more_score)
-            self.cur[c] = score[lv] if ok[lv] else -np.inf
-        else:
-            self.cur[c] = -np.inf
+        nxt = _next_level(self, c)
+        self.cur[c] = nxt[1] if nxt is not None and nxt[0] else -np.inf
         self.expected_changes += 1
         return self.cand[c]
 
