@@ -41,3 +41,16 @@ def test_own_writes_are_not_reported_back() -> None:
     store.patch("configmaps", "ns", "a", {"data": {"v": "4"}})  # someone else's write is seen
     (delta,) = mirror.drain()
     assert delta.old["data"] == {"v": "3"} and delta.new["data"] == {"v": "4"}  # type: ignore[index]
+
+
+def test_an_event_older_than_an_own_write_is_dropped_but_a_newer_one_is_handed_out() -> None:
+    store = MemoryStore()
+    mirror = Mirror(store, "configmaps")
+    store.create("configmaps", _cm("a", "1"))
+    store.patch("configmaps", "ns", "a", {"data": {"v": "2"}})  # someone else's, still queued
+    mirror.put(store.patch("configmaps", "ns", "a", {"data": {"v": "3"}}, copy=False))  # ours, on top of them
+    assert mirror.drain() == []  # both queued events are older than what it wrote, and holds
+    assert mirror.get("ns", "a")["data"] == {"v": "3"}  # type: ignore[index]
+    store.patch("configmaps", "ns", "a", {"data": {"v": "4"}})
+    (delta,) = mirror.drain()
+    assert delta.old["data"] == {"v": "3"} and delta.new["data"] == {"v": "4"}  # type: ignore[index]

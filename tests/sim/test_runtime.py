@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pumice.runtime import Cluster, admitted_deletes, admitted_resources
 from pumice.sim import load_openb
-from pumice.store import MemoryStore
+from pumice.store import Gone, MemoryStore
 from pumice.store.jsonutil import copy_json
 
 from .conftest import needs_admission, needs_controllers
@@ -115,3 +117,26 @@ def test_the_admission_hook_leaves_alone_the_writes_it_is_not_shown(shared: Path
     c.run_idle()
     assert {"pods", "pods/status", "pods/binding", "nodes/status", "podgroups.scheduling.volcano.sh/status",
             "queues.scheduling.volcano.sh/status", "DELETE pods", "DELETE podgroups.scheduling.volcano.sh"} <= skipped
+
+
+def test_apply_can_hand_objects_over_without_their_caller_seeing_system_fields() -> None:
+    c = Cluster()
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"a": "b"}},
+            "status": {"capacity": {"cpu": "4"}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+           "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    stored_node, stored_pod = c.apply([node, pod], copy=False, owned=True)
+    assert node["metadata"] == {"name": "n1", "labels": {"a": "b"}}  # no uid, no resourceVersion...
+    assert pod["metadata"] == {"name": "p", "namespace": "ns"}
+    assert stored_node["metadata"]["uid"] and stored_pod["metadata"]["uid"]
+    assert stored_node["metadata"]["labels"] is node["metadata"]["labels"]  # the rest is the store's now, shared
+    assert stored_pod["spec"] is pod["spec"]
+
+
+def test_a_cluster_keeps_the_event_log_it_is_given() -> None:
+    assert Cluster().store.history == 10_000  # type: ignore[attr-defined]
+    short = Cluster(history=8)
+    for i in range(20):
+        short.store.create("configmaps", {"metadata": {"name": f"c{i}", "namespace": "ns"}})
+    with pytest.raises(Gone):
+        short.store.watch("configmaps", resource_version="2")

@@ -78,7 +78,8 @@ class Mirror:
         deltas, self._pending = self._pending, []
         objects, tombstones, written = self.objects, self._tombstones, self._written
         for event in events:
-            if event.type == "BOOKMARK":
+            kind = event.type
+            if kind == "BOOKMARK":
                 continue
             obj = event.object
             meta = obj.get("metadata") or _NO_META  # obj_key's, inline: this runs for every event
@@ -92,7 +93,7 @@ class Mirror:
             old = objects.get(key)
             if old is obj:
                 continue  # our own write, recorded with the store's own object (a read-only result)
-            if event.type == "DELETED":
+            if kind == "DELETED":
                 if old is None:
                     continue
                 del objects[key]
@@ -109,23 +110,13 @@ class Mirror:
         return deltas
 
     def pending(self) -> bool:
-        """Whether ``drain`` has changes to hand out.
-
-        Queued events are taken in (as ``drain`` would, and kept for it) to find out: those that only echo this
-        controller's own writes (``put``, ``forget``) change nothing, and a controller that sees nothing else
-        need not run at all.
-        """
+        """Whether ``drain`` may have changes to hand out (True when the watch cannot tell)."""
         if self._pending:
             return True
         if self._counted:
-            if self.watch.pending <= 0:  # type: ignore[attr-defined]
-                return False
-        else:  # a watch that may not count what it holds: draining it tells (it never blocks)
-            queued = getattr(self.watch, "pending", None)
-            if isinstance(queued, int) and queued <= 0:
-                return False
-        self._pending = self.drain()
-        return bool(self._pending)
+            return self.watch.pending > 0  # type: ignore[attr-defined]
+        queued = getattr(self.watch, "pending", None)
+        return not isinstance(queued, int) or queued > 0
 
     def get(self, namespace: str, name: str) -> Obj | None:
         return self.objects.get((namespace, name))

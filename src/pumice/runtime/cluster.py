@@ -244,7 +244,8 @@ class Cluster:
         create_options = {**ro, "owned": True} if handed else ro
         out: list[dict[str, Any]] = []
         for raw in objects:
-            obj = dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)  # KubeObject or wire dict
+            # a wire dict (most often), or a KubeObject
+            obj = dict(raw) if type(raw) is dict else dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)
             info = self._kinds.get(str(obj.get("kind") or "")) or resource_for(obj, self.store)
             meta = dict(obj.get("metadata") or {})
             ns = (meta.get("namespace") or "default") if info.namespaced else None

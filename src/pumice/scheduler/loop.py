@@ -135,7 +135,11 @@ class SchedulerLoop:
 
     # --- write-back ---------------------------------------------------------------------------
     def _write_back(self, outcome: SessionOutcome) -> None:
+        from pumice.store import owned_patch
+
         store = self.store
+        # the status patches below are built for the store and never touched again: handed over, not copied
+        handed = {**self._ro, **owned_patch(store)}
         for pod in outcome.evictions:
             ns, name = pod.split("/", 1)
             try:
@@ -185,7 +189,7 @@ class SchedulerLoop:
             if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
                 ns, name = key.split("/", 1)
                 try:
-                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", **self._ro)
+                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", **handed)
                 except StoreError:
                     written.pop(key, None)
                 else:
@@ -204,7 +208,7 @@ class SchedulerLoop:
             ns, name = key.split("/", 1)
             with contextlib.suppress(StoreError):
                 store.patch("pods", ns, name, {"status": {"conditions": [*others, cond]}}, subresource="status",
-                            **self._ro)
+                            **handed)
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)

@@ -27,7 +27,7 @@ from .selectors import (
     parse_label_selector,
 )
 from .sqlite import SqliteBackend, SqliteStore
-from .watch import Watcher
+from .watch import FeedWatcher, Watcher
 
 __all__ = [
     "DEFAULT_HISTORY",
@@ -39,6 +39,7 @@ __all__ = [
     "BaseStore",
     "Conflict",
     "EventType",
+    "FeedWatcher",
     "FieldRequirement",
     "FieldSelector",
     "Gone",

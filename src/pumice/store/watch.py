@@ -288,15 +288,22 @@ class FeedWatcher(Watcher):
 
     def drain(self) -> list[WatchEvent]:
         """Every unread event, without waiting."""
-        if not self._queue and self._cursor >= self._feed.count:  # the common case of a polled watch
+        queue = self._queue
+        if not queue and self._cursor >= self._feed.count:  # the common case of a polled watch
             return []
-        with self._lock:
-            if not self._queue:
-                return self._take()
-            events = list(self._queue)
-            self._queue.clear()
-            events += self._take()
-        return events
+        lock = self._lock
+        lock.acquire()  # not ``with``: measurably cheaper on this path, taken by every consumer of every write
+        try:
+            base, events = self._feed.segment
+            fresh = events[self._cursor - base:]
+            self._cursor += len(fresh)
+            if not queue:
+                return fresh
+            queued = list(queue)
+            queue.clear()
+        finally:
+            lock.release()
+        return queued + fresh
 
     def next(self, timeout: float | None = None) -> WatchEvent | None:
         """The next event, waiting up to ``timeout`` seconds (``None``: until one arrives or closed)."""
