@@ -7,7 +7,6 @@ job (a live cluster holds every running job in every session).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,11 +64,6 @@ def _sums(jobs: list[JobInfo], width: int) -> tuple[dict[str, QueueUsage], dict[
         for name, i in index.items()
     }
     return usage, {name: queue_pods[i] for name, i in index.items()}
-
-
-def usage_of(jobs: Iterable[JobInfo], width: int) -> dict[str, QueueUsage]:
-    """Sums for every queue named by one of ``jobs`` (``width`` = resource dimensions)."""
-    return _sums(list(jobs), width)[0]
 
 
 def opening_usage(ssn: Session) -> dict[str, QueueUsage]:
