@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pumice.scheduler import build_cluster_state, run_session
-from pumice.scheduler.cache import may_wait
 from pumice.scheduler.live import LiveCache
 from pumice.scheduler.loop import SchedulerLoop
+from pumice.scheduler.snapshot import may_wait
 from pumice.store import MemoryStore
 
 

@@ -12,12 +12,12 @@ from typing import Any
 
 from pumice.scheduler import actions as _actions  # noqa: F401  (registers actions)
 from pumice.scheduler import plugins as _plugins  # noqa: F401  (registers plugins)
-from pumice.scheduler.cache import ClusterState, build_cluster_state
 from pumice.scheduler.conf import ConfError, SchedulerConf, default_conf, parse_conf
 from pumice.scheduler.framework.plugin import ACTIONS, PLUGINS
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import TaskStatus
 from pumice.scheduler.outcome import SessionOutcome, summarize
+from pumice.scheduler.snapshot import ClusterState, build_cluster_state
 
 __all__ = [
     "ACTIONS",

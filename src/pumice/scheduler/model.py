@@ -35,6 +35,10 @@ VALID_STATUS = ALLOCATED_STATUS | TaskStatus.SUCCEEDED | TaskStatus.PIPELINED | 
 #: Statuses whose resources sit on a node (everything placed and not finished).
 ON_NODE_STATUS = ALLOCATED_STATUS | TaskStatus.PIPELINED | TaskStatus.RELEASING
 
+#: The static scheduling constraints of a pod (namespace, requests, selectors, affinity, ...), as
+#: interned by :class:`pumice.scheduler.snapshot.ShapeTable`: replicas of one task share one.
+Shape = tuple[str | bytes, ...]
+
 
 @dataclass(eq=False, slots=True)
 class TaskInfo:
@@ -57,7 +61,7 @@ class TaskInfo:
     creation: float
     pod: dict[str, Any]
     #: Key of the static scheduling constraints; replicas of one task share it.
-    shape: tuple
+    shape: Shape
     node: int = -1
     node_name: str = ""
     evicted: bool = False

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from pumice.scheduler.cache import ClusterState, may_wait
 from pumice.scheduler.conf import PluginOption, SchedulerConf
 from pumice.scheduler.framework.plugin import PLUGINS, BatchScorer, NodeFilter, NodeScorer, Plugin
 from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo, NodeTable, QueueInfo, TaskInfo
 from pumice.scheduler.resources import ResourceSpace
+from pumice.scheduler.snapshot import ClusterState, may_wait
 
 PERMIT, ABSTAIN, REJECT = 1, 0, -1
 

@@ -18,8 +18,8 @@ from pumice.scheduler.topology.subjobs import JobTopology, SubJob, Topology, bui
 from pumice.scheduler.topology.tree import HyperNodeInfo, HyperNodeTree
 
 if TYPE_CHECKING:
-    from pumice.scheduler.cache import ClusterState
     from pumice.scheduler.framework.session import Session
+    from pumice.scheduler.snapshot import ClusterState
 
 PURPOSE_ALLOCATE, PURPOSE_EVICT = "allocate", "evict"
 _ATTR = "_pumice_topology"

@@ -1,4 +1,6 @@
-"""From API objects (wire-format dicts) to the session's view of the cluster.
+"""The snapshot a session starts from: API objects (wire-format dicts) turned into jobs, tasks,
+queues and the columnar node table (Volcano's cache snapshot; the cache kept current by events is
+:mod:`pumice.scheduler.live`).
 
 The scheduler reads dicts, never YAML files: every store (memory, SQLite, a real API server)
 hands out the same wire format, so the same code serves them all.
@@ -15,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, TaskInfo, TaskStatus
+from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, Shape, TaskInfo, TaskStatus
 from pumice.scheduler.resources import CPU, DEFAULT_MEMORY, DEFAULT_MILLI_CPU, MEMORY, ResourceSpace
 
 GROUP_NAME_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
@@ -157,15 +159,27 @@ def _flag(meta: dict[str, Any], key: str, default: bool) -> bool:
     return default
 
 
-_SHAPES: dict[tuple, tuple] = {}
+class ShapeTable:
+    """Interned shape keys: replicas of one task share one key object, so hot paths compare them by
+    identity. One table per snapshot builder (a live cache keeps its own across rebuilds)."""
+
+    #: A long-lived process sees many pod templates come and go: the table starts over past this.
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        self._keys: dict[Shape, Shape] = {}
+
+    def intern(self, key: Shape) -> Shape:
+        if len(self._keys) > self.LIMIT:
+            self._keys.clear()
+        return self._keys.setdefault(key, key)
 
 
-def shape_key(pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> tuple:
-    """Replicas of one task share this key: their static feasibility and scores are equal. Keys are
-    interned, so hot paths compare them by identity."""
+def shape_key(pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> Shape:
+    """Replicas of one task share this key: their static feasibility and scores are equal."""
     spec = pod.get("spec") or {}
     labels = _meta(pod).get("labels") or {}
-    key = (
+    return (
         _meta(pod).get("namespace") or "default",
         resreq.tobytes(),
         init.tobytes(),
@@ -176,9 +190,6 @@ def shape_key(pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> tupl
         repr(sorted(labels.items())) if (spec.get("affinity") or {}) else "",
         repr([c.get("ports") for c in spec.get("containers") or [] if c.get("ports")]),
     )
-    if len(_SHAPES) > 200_000:  # a long-lived process sees many pod templates come and go
-        _SHAPES.clear()
-    return _SHAPES.setdefault(key, key)
 
 
 @dataclass
@@ -192,6 +203,7 @@ class Catalog:
     hypernodes: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: dict[str, int] = field(default_factory=dict)
     default_priority: int = 0
+    shapes: ShapeTable = field(default_factory=ShapeTable)
 
     def add(self, obj: dict[str, Any]) -> None:
         kind = obj.get("kind")
@@ -299,7 +311,7 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
         resreq, init, nonzero, shape, derived = hit[2:]
     else:
         resreq, init, nonzero = pod_requests(space, pod)
-        shape = shape_key(pod, resreq, init)
+        shape = catalog.shapes.intern(shape_key(pod, resreq, init))
     ann = meta.get("annotations") or {}
     labels = meta.get("labels") or {}
     priority = spec.get("priority")
