@@ -41,7 +41,8 @@ def test_arguments_and_action_configurations_are_kept() -> None:
         "configurations:\n- name: allocate\n  arguments:\n    predicateErrorCacheEnable: false\n"
     )
     assert conf.plugin("binpack").arguments == {"binpack.weight": 10}
-    assert conf.action_arguments("allocate") == {"predicateErrorCacheEnable": False}
+    assert dict(conf.action_args("allocate")) == {"predicateErrorCacheEnable": False}
+    assert conf.action_args("allocate").get_bool("predicateErrorCacheEnable", True) is False
 
 
 @pytest.mark.parametrize(

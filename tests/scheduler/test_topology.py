@@ -230,8 +230,8 @@ def test_topology_pods_follow_the_allocated_hypernode(size: int, expected: list[
 
 def test_gradients_follow_the_design_doc_example() -> None:
     """HN0..HN3 tier 1 under HN4 {HN0, HN1} and HN5 {HN2, HN3}: candidates by tier, lowest first."""
-    from pumice.scheduler.framework.session import Session
-    from pumice.scheduler.topology.context import SearchRequest, hypernode_gradients, topology_of
+    from pumice.scheduler import open_session
+    from pumice.scheduler.topology.context import PURPOSE_ALLOCATE, SearchRequest, topology_of
     from pumice.scheduler.topology.subjobs import Topology
 
     objs: list[dict[str, Any]] = [QUEUE]
@@ -241,13 +241,12 @@ def test_gradients_follow_the_design_doc_example() -> None:
     for name, kids in (("HN4", ("HN0", "HN1")), ("HN5", ("HN2", "HN3"))):
         objs.append(hypernode(name, 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": k}}}
                                         for k in kids]))
-    ssn = Session(build_cluster_state(objs), CONF)
-    ssn.open()
+    ssn = open_session(build_cluster_state(objs), CONF)
     tree = topology_of(ssn).tree
     none = np.zeros(ssn.space.size)
 
     def names(req: SearchRequest, root: str) -> list[list[str]]:
-        return [[h.name for h in g] for g in hypernode_gradients(ssn, req, tree.infos[root])]
+        return [[h.name for h in g] for g in ssn.hypernode_gradients(req, tree.infos[root], PURPOSE_ALLOCATE)]
 
     job = SearchRequest(Topology(True, 2), "", none)
     assert names(job, CLUSTER_TOP) == [["HN0", "HN1", "HN2", "HN3"], ["HN4", "HN5"]]

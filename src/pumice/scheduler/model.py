@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import numpy as np
 
 from pumice.api.quantity import int_value
 from pumice.scheduler.resources import ResourceSpace
+
+if TYPE_CHECKING:
+    from pumice.scheduler.framework.placement import PlacementCache
+
+T = TypeVar("T")
 
 
 class TaskStatus:
@@ -345,6 +351,32 @@ class QueueInfo:
     queue: dict[str, Any]
 
 
+class MemoSlot(Generic[T]):
+    """A typed key of :class:`NodeMemo` (compared by identity: define one per kind of value)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"MemoSlot({self.name!r})"
+
+
+class NodeMemo:
+    """Values kept for a node table's life, each under its own typed slot."""
+
+    def __init__(self) -> None:
+        self._values: dict[MemoSlot[Any], Any] = {}
+
+    def get(self, slot: MemoSlot[T], make: Callable[[], T]) -> T:
+        """The slot's value, made by ``make`` the first time."""
+        found = self._values.get(slot)
+        if found is None:
+            found = self._values[slot] = make()
+        return cast(T, found)
+
+
 class NodeTable:
     """All schedulable nodes of a session, columnar: arrays are resources x nodes."""
 
@@ -386,13 +418,13 @@ class NodeTable:
         self.changes: list[int] = []
         #: Per node, ``len(changes)`` right after its last change (0: none since the log was cleared).
         self.changed_at = np.zeros(n, dtype=np.int64)
-        #: (configuration, static masks, rows, no-fit marks) kept across sessions by the placer.
-        self.placement_cache: tuple | None = None
+        #: What the placement engine keeps across sessions for this table.
+        self.placement_cache: PlacementCache | None = None
         #: Bumped whenever a task leaves a node: only then can a task that fitted nowhere fit somewhere.
         self.freed = 0
         #: Values that depend only on the nodes' fixed fields (labels, taints) and a task shape, kept
-        #: for the table's life by whoever computes them (keyed by their own names).
-        self.memo: dict[Any, Any] = {}
+        #: for the table's life by whoever computes them (see :class:`NodeMemo`).
+        self.memo = NodeMemo()
         self.any_taints = any(self.taints)
 
     def __len__(self) -> int:

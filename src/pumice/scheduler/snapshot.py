@@ -13,12 +13,15 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, Shape, TaskInfo, TaskStatus
 from pumice.scheduler.resources import CPU, DEFAULT_MEMORY, DEFAULT_MILLI_CPU, MEMORY, ResourceSpace
+
+if TYPE_CHECKING:
+    from pumice.scheduler.topology.tree import HyperNodeTree
 
 GROUP_NAME_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 TASK_SPEC_KEY = "volcano.sh/task-spec"
@@ -51,6 +54,9 @@ class ClusterState:
     #: Kept by a live cache: a superset of the active jobs that may have work for a session — not
     #: admitted yet, or with Pending tasks (see :func:`may_wait`). None: every active job may.
     waiting_jobs: set[str] | None = None
+    #: The HyperNode tree of the last session (topology code rebuilds it when ``nodes`` or
+    #: ``hypernodes`` are replaced).
+    hypernode_tree: HyperNodeTree | None = None
 
 
 def may_wait(job: JobInfo) -> bool:

@@ -90,7 +90,7 @@ def predicates_pass(ssn: Session, task: TaskInfo, node: int, *, releasing_gone: 
         nodes.task_count[node] -= len(leaving)
     try:
         view = NodeView.of(nodes, np.array([node]))
-        return all(bool(passed.all()) for _, f in ssn.placer.filters for _, passed in f.dynamic(task, view))
+        return all(bool(passed.all()) for _, f in ssn.placer.filters for _, passed in f.dynamic_checks(task, view))
     finally:
         if leaving:
             nodes.tasks[node] = placed

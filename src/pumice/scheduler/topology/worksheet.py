@@ -1,4 +1,5 @@
-"""A topology job's allocate worksheet: SubJobs in order, each with its pending tasks in task order."""
+"""Allocate worksheets: a SubJob's pending tasks in task order (a plain job has one SubJob) and a
+topology job's SubJobs in order."""
 
 from __future__ import annotations
 
@@ -64,37 +65,17 @@ class JobSheet:
         self.sheets = other.sheets
 
 
-def _schedulable(task: TaskInfo) -> bool:
-    """As the allocate action: pending, not best-effort (left to backfill), not gated."""
+def schedulable(task: TaskInfo) -> bool:
+    """What allocate places: pending, not best-effort (left to backfill), not gated."""
     return (task.status == TaskStatus.PENDING and not task.best_effort
             and not (task.pod.get("spec") or {}).get("schedulingGates"))
 
 
-def gang_flag(ssn: Session, flag: str) -> bool:
-    """Whether the gang plugin is on and its ``flag`` is enabled (SubJob checks come from gang)."""
-    if "gang" not in ssn.plugins:
-        return False
-    for tier in ssn.conf.tiers:
-        for opt in tier.plugins:
-            if opt.name == "gang":
-                return opt.enabled(flag)
-    return False
-
-
-def subjob_less(ssn: Session) -> SubJobLess:
-    """Volcano ``SubJobOrderFn``: gang puts not-ready SubJobs first; then match index, then UID."""
-    gang = gang_flag(ssn, "enabledSubJobOrder")
-
-    def less(left: SubJob, right: SubJob) -> bool:
-        if gang:
-            lr, rr = left.is_ready(), right.is_ready()
-            if lr != rr:
-                return rr
-        if left.match_index != right.match_index:
-            return left.match_index < right.match_index
-        return left.uid < right.uid
-
-    return less
+def task_sheet(ssn: Session, tasks: list[TaskInfo]) -> TaskSheet:
+    """A sheet of ``tasks`` in task order (usually in index order already, which the sort then
+    only verifies)."""
+    ordered = sorted(tasks, key=cmp_to_key(ssn.task_order_cmp))
+    return TaskSheet(ordered, Counter(t.shape for t in ordered))
 
 
 def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | None = None) -> JobSheet:
@@ -103,12 +84,11 @@ def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | Non
     ``ordered``: the job's tasks in task order, every schedulable one among them (the allocate
     action sorted them when the run began, as Volcano builds its worksheets): then kept as is.
     """
-    less = subjob_less(ssn)
-    ready_gate = gang_flag(ssn, "enabledSubJobReady") if jt.has_policy else True
+    less = ssn.subjob_order_less
     counts: dict[str, int] = {}
     waiting: list[SubJob] = []
     for sj in jt.subjobs.values():
-        ready = (sj.is_ready() if ready_gate else True) if jt.has_policy else ssn.job_ready(jt.job)
+        ready = ssn.subjob_ready(sj) if jt.has_policy else ssn.job_ready(jt.job)
         if ready:
             counts[sj.gid] = counts.get(sj.gid, 0) + 1
         else:
@@ -134,7 +114,7 @@ def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | Non
     listed: dict[str, list[TaskInfo]] = {uid: [] for uid in jt.subjobs}
     for t in jt.job.tasks.values() if ordered is None else ordered:
         sj = jt.task_subjob.get(t.uid)
-        if sj is not None and _schedulable(t):
+        if sj is not None and schedulable(t):
             listed[sj.uid].append(t)
     for sj in jt.subjobs.values():
         tasks = listed[sj.uid]
