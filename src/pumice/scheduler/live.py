@@ -13,6 +13,7 @@ from pumice.scheduler.model import TaskInfo, TaskStatus
 from pumice.scheduler.snapshot import (
     Catalog,
     ClusterState,
+    ParsedPod,
     ShapeTable,
     build_from_catalog,
     is_ours,
@@ -68,7 +69,7 @@ class LiveCache:
         self._catalog: Catalog | None = None
         self._tasks: dict[str, TaskInfo] = {}  # pod key -> task in the state
         self._all_jobs: dict[str, Any] = {}
-        self._parsed: dict[str, tuple] = {}  # pod uid -> its parsed requests and shape
+        self._parsed: dict[str, ParsedPod] = {}  # pod uid -> its parsed requests and shape
         self._shapes = ShapeTable()  # kept across rebuilds: parsed pods keep their shape keys
         self._by_group: dict[str, set[str]] = {}  # podgroup key -> pod keys
         self.rebuilds = 0

@@ -97,7 +97,7 @@ class SchedulerLoop:
         #: Write results are only read: the store may hand back its own (read-only) objects.
         self._ro = read_only_results(store)
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
-        self._written: dict[str, tuple] = {}
+        self._written: dict[str, tuple[Any, ...]] = {}
         self._seen_versions: tuple[int, ...] = ()
         self._changes = change_marker(store)
         self._synced_version: object = None
@@ -140,18 +140,18 @@ class SchedulerLoop:
         store = self.store
         # the status patches below are built for the store and never touched again: handed over, not copied
         handed = {**self._ro, **owned_patch(store)}
-        for pod in outcome.evictions:
-            ns, name = pod.split("/", 1)
+        for pod_key in outcome.evictions:
+            ns, name = pod_key.split("/", 1)
             try:
                 store.delete("pods", ns, name, **self._ro)
             except StoreError:  # already gone: the watch says so
-                self.cache.resync("Pod", pod)
-        for pod, node in outcome.binds.items():
-            ns, name = pod.split("/", 1)
+                self.cache.resync("Pod", pod_key)
+        for pod_key, node in outcome.binds.items():
+            ns, name = pod_key.split("/", 1)
             try:
                 store.bind(ns, name, node, **self._ro)
             except StoreError:  # deleted or bound meanwhile: take the store's word for it
-                self.cache.resync("Pod", pod)
+                self.cache.resync("Pod", pod_key)
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
         written = self._written
@@ -178,8 +178,8 @@ class SchedulerLoop:
             elif job is not None and job.tasks and job.ready >= job.min_available:
                 cond = _condition("")
             else:  # nothing new to say (e.g. admitted, pods not created yet): keep what was there
-                cond = next((c for c in old.get("conditions") or [] if c.get("type") in ("Unschedulable", "Scheduled")),
-                            None) or {}
+                kept = [c for c in old.get("conditions") or [] if c.get("type") in ("Unschedulable", "Scheduled")]
+                cond = kept[0] if kept else {}
             if cond:
                 conditions.append(cond)
             new["conditions"] = conditions
@@ -245,5 +245,5 @@ def _condition(reason: str) -> dict[str, Any]:
 def _cond_changed(old: dict[str, Any], cond: dict[str, Any]) -> bool:
     for c in old.get("conditions") or []:
         if c.get("type") == cond["type"]:
-            return c.get("message") != cond["message"] or c.get("status") != cond["status"]
+            return bool(c.get("message") != cond["message"] or c.get("status") != cond["status"])
     return True

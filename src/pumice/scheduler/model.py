@@ -131,11 +131,11 @@ class JobInfo:
     ready: int = 0
     waiting: int = 0
     #: Σ resreq of tasks in ALLOCATED_STATUS.
-    allocated: np.ndarray = field(default=None)  # type: ignore[assignment]
+    allocated: np.ndarray = field(init=False)
     #: Σ resreq of all tasks (pending ones included).
-    total_request: np.ndarray = field(default=None)  # type: ignore[assignment]
+    total_request: np.ndarray = field(init=False)
     #: Σ resreq of the Pending tasks.
-    pending_request: np.ndarray = field(default=None)  # type: ignore[assignment]
+    pending_request: np.ndarray = field(init=False)
     #: Per-task fit errors of this session: task uid -> reason text.
     fit_errors: dict[str, str] = field(default_factory=dict)
     #: Why a queue refused the job's tasks this session (quota), for people.
@@ -151,12 +151,9 @@ class JobInfo:
     schedule_start: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.allocated is None:
-            self.allocated = self.resources.zeros()
-        if self.total_request is None:
-            self.total_request = self.resources.zeros()
-        if self.pending_request is None:
-            self.pending_request = self.resources.zeros()
+        self.allocated = self.resources.zeros()
+        self.total_request = self.resources.zeros()
+        self.pending_request = self.resources.zeros()
 
     @property
     def key(self) -> str:

@@ -90,11 +90,11 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
 def _is_ready(node: dict[str, Any]) -> bool:
     for cond in (node.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
-            return cond.get("status") == "True"
+            return bool(cond.get("status") == "True")
     return True  # nodes that report no condition (fixtures, simulated nodes) count as ready
 
 
-def task_status(pod: dict[str, Any]) -> TaskStatus:
+def task_status(pod: dict[str, Any]) -> int:
     """Volcano's ``getTaskStatus``."""
     phase = (pod.get("status") or {}).get("phase") or "Pending"
     deleting = bool(_meta(pod).get("deletionTimestamp"))
@@ -244,10 +244,11 @@ def make_queue(q: dict[str, Any]) -> QueueInfo:
     spec = q.get("spec") or {}
     name = meta.get("name", "")
     reclaimable = spec.get("reclaimable")
+    weight = spec.get("weight")
     return QueueInfo(
         uid=name,
         name=name,
-        weight=int(spec.get("weight") if spec.get("weight") is not None else 1),
+        weight=int(weight) if weight is not None else 1,
         priority=int(spec.get("priority") or 0),
         parent=spec.get("parent") or "",
         state=(q.get("status") or {}).get("state") or "Open",
@@ -294,27 +295,46 @@ def pod_group_key(pod: dict[str, Any]) -> str:
     return f"{meta.get('namespace') or 'default'}/{group}" if group else ""
 
 
-def _scheduling_fields(spec: dict[str, Any]) -> tuple:
+#: The parts of a pod spec its requests and shape come from.
+SchedulingFields = tuple[Any, ...]
+
+
+def _scheduling_fields(spec: dict[str, Any]) -> SchedulingFields:
     """The parts of a pod spec its requests and shape come from (a pod's spec barely changes: a
     live cache re-parses it only when these do)."""
     return (spec.get("containers"), spec.get("initContainers"), spec.get("overhead"), spec.get("nodeSelector"),
             spec.get("affinity"), spec.get("tolerations"), spec.get("topologySpreadConstraints"))
 
 
+@dataclass(slots=True)
+class ParsedPod:
+    """What parsing a pod's spec gave, kept by a live cache (per pod uid) while the parts it came
+    from (``fields``, ``labels``) do not change."""
+
+    fields: SchedulingFields
+    labels: dict[str, str]
+    resreq: np.ndarray
+    init_resreq: np.ndarray
+    nonzero: tuple[float, float]
+    shape: Shape
+    #: TaskInfo's fields derived from the requests (``TaskInfo.derived``).
+    derived: dict[str, Any]
+
+
 def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: JobInfo | None,
-              parsed: dict[str, tuple] | None = None) -> TaskInfo:
+              parsed: dict[str, ParsedPod] | None = None) -> TaskInfo:
     """A TaskInfo for ``pod``; ``parsed`` (uid -> earlier parse) lets a live cache skip re-parsing
     requests and shape when an event changed only the pod's status or node."""
     meta = _meta(pod)
     spec = pod.get("spec") or {}
-    ns = meta.get("namespace") or "default"
-    name = meta.get("name", "")
-    uid = meta.get("uid") or f"{ns}-{name}"
+    ns: str = meta.get("namespace") or "default"
+    name: str = meta.get("name", "")
+    uid: str = meta.get("uid") or f"{ns}-{name}"
     fields = _scheduling_fields(spec) if parsed is not None else None
     hit = parsed.get(uid) if parsed is not None else None
     derived: dict[str, Any] = {}
-    if hit is not None and hit[0] == fields and hit[1] == (meta.get("labels") or {}):
-        resreq, init, nonzero, shape, derived = hit[2:]
+    if hit is not None and hit.fields == fields and hit.labels == (meta.get("labels") or {}):
+        resreq, init, nonzero, shape, derived = hit.resreq, hit.init_resreq, hit.nonzero, hit.shape, hit.derived
     else:
         resreq, init, nonzero = pod_requests(space, pod)
         shape = catalog.shapes.intern(shape_key(pod, resreq, init))
@@ -322,7 +342,7 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
     labels = meta.get("labels") or {}
     priority = spec.get("priority")
     if priority is None:
-        priority = catalog.priority_classes.get(spec.get("priorityClassName"), DEFAULT_TASK_PRIORITY)
+        priority = catalog.priority_classes.get(spec.get("priorityClassName") or "", DEFAULT_TASK_PRIORITY)
     if TASK_PRIORITY_ANNOTATION in ann:
         with contextlib.suppress(ValueError):
             priority = int(ann[TASK_PRIORITY_ANNOTATION])
@@ -346,8 +366,8 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
         nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
         **derived,
     )
-    if parsed is not None and not derived:
-        parsed[uid] = (fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
+    if parsed is not None and fields is not None and not derived:
+        parsed[uid] = ParsedPod(fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
     return task
 
 

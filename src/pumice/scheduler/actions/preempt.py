@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cmp_to_key
+from typing import Any
 
 import numpy as np
 
@@ -139,7 +140,7 @@ class PreemptAction(Action):
                     break
 
 
-def _queue_key(ssn: Session) -> Callable[[QueueInfo], object]:
+def _queue_key(ssn: Session) -> Callable[[QueueInfo], Any]:
     def cmp(a: QueueInfo, b: QueueInfo) -> int:
         return -1 if ssn.queue_order_less(a, b) else (1 if ssn.queue_order_less(b, a) else 0)
 

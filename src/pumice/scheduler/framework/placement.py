@@ -89,7 +89,7 @@ class _Ladder:
                  extend: Callable[[int, int], tuple[list[bool], list[float]]] | None = None) -> None:
         self.shape = shape
         self.subset_key = subset_key
-        self.cand = cand.tolist()
+        self.cand: list[int] = cand.tolist()
         # per candidate, its levels computed so far (plain lists: a pick is a few list lookups)
         self.ok: list[list[bool]] = ok.T.tolist()
         self.score: list[list[float]] = score.T.tolist()
@@ -375,7 +375,8 @@ class Placer:
         """Indices of nodes that pass resources and every predicate."""
         view = NodeView.of(self.nodes, subset)
         ok, _, _ = self._dynamic(task, view)
-        return view.idx[ok]
+        out: np.ndarray = view.idx[ok]
+        return out
 
     def feasible_ignoring_resources(self, task: TaskInfo) -> np.ndarray:
         """Indices of nodes that only resources (and usage) keep ``task`` from: the nodes preempt
@@ -387,7 +388,8 @@ class Placer:
         """Node-order score of ``task`` on nodes ``idx`` (NodeOrderFn + BatchNodeOrderFn sums)."""
         score = self.node_scores(task)[idx]
         batch = self._batch_scores(task, idx) if len(idx) else None
-        return score if batch is None else score + batch
+        out: np.ndarray = score if batch is None else score + batch
+        return out
 
     def best_node(self, task: TaskInfo, subset: np.ndarray | None = None, depth: int = 1) -> Choice | None:
         """The node Volcano's allocate would pick; ``depth`` = replicas of this shape still to place."""

@@ -103,7 +103,8 @@ def could_make_room(ssn: Session, task: TaskInfo, idx: np.ndarray) -> np.ndarray
     nodes = ssn.nodes
     room = nodes.future_idle()[:, idx] + nodes.used[:, idx]
     ok = np.all(task.init_resreq[:, None] - room < EPS, axis=0) & (nodes.task_count[idx] > 0)
-    return idx[ok]
+    out: np.ndarray = idx[ok]
+    return out
 
 
 def validate_victims(ssn: Session, preemptor: TaskInfo, node: int, victims: Sequence[TaskInfo]) -> bool:

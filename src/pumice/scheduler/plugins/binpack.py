@@ -67,7 +67,7 @@ class BinpackPlugin(Plugin):
             part = final * weights / alloc
         else:
             part = np.where(usable, final * weights / np.where(alloc == 0, 1, alloc), 0.0)
-        score = part.sum(axis=0)
+        score: np.ndarray = part.sum(axis=0)
         if weight_sum > 0:
             score /= weight_sum
         score *= MAX_NODE_SCORE * self.weight

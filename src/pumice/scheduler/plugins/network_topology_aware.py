@@ -226,9 +226,12 @@ class NetworkTopologyAwarePlugin(Plugin):
         if req.allocated_hypernode:
             return np.ones(n, dtype=bool)  # no resource pre-filter once part of the job runs
         need = req.min_resource[:, None]
+        ok: np.ndarray
         if purpose == PURPOSE_EVICT:
-            return np.all(need - self.res.allocatable < EPS, axis=0)
-        return np.all(need - self.res.idle < EPS, axis=0) | np.all(need - self.res.future_idle < EPS, axis=0)
+            ok = np.all(need - self.res.allocatable < EPS, axis=0)
+        else:
+            ok = np.all(need - self.res.idle < EPS, axis=0) | np.all(need - self.res.future_idle < EPS, axis=0)
+        return ok
 
     def _evict_order(self, gradients: list[list[HyperNodeInfo]]) -> list[list[HyperNodeInfo]]:
         """Widest domains first, at most ``hypernode.gradient.evict.max-hypernodes`` in all."""
@@ -308,7 +311,8 @@ class NetworkTopologyAwarePlugin(Plugin):
                     out[i] = scaled[i]
                 else:
                     out[i] = math.inf
-        return out.tolist()
+        bounds: list[float] = out.tolist()
+        return bounds
 
     # --- node order -----------------------------------------------------------------------------
     def _tier_table(self, allocated: str) -> np.ndarray:
@@ -412,7 +416,8 @@ class NetworkTopologyAwarePlugin(Plugin):
         group = groups.group[idx]
         if group[0] == group[-1] and (group == group[0]).all():
             return None  # one group: the same score on every candidate (and on later replicas')
-        return self._group_scores(task.resreq, groups)[group]
+        out: np.ndarray = self._group_scores(task.resreq, groups)[group]
+        return out
 
     def _subjob(self, job: JobInfo, task: TaskInfo) -> SubJob | None:
         """The task's SubJob; None (without building the job's SubJobs) for a plain job: all its

@@ -39,7 +39,8 @@ def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool) -> np
         else:
             per = np.floor_divide((alloc - requested) * MAX_NODE_SCORE, alloc)
             per[requested > alloc] = 0
-        return np.floor_divide(per.sum(axis=0), len(alloc))
+        out: np.ndarray = np.floor_divide(per.sum(axis=0), len(alloc))
+        return out
     has = alloc != 0
     safe = np.where(has, alloc, 1)
     if most:
@@ -119,7 +120,8 @@ class NodeOrderPlugin(Plugin):
             req = view.used[dims] + dims_req
         if len(dims) == 2 and alloc.all():  # the usual case: std of two fractions is half their gap
             frac = np.minimum(req / alloc, 1.0)
-            return np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * MAX_NODE_SCORE)
+            out: np.ndarray = np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * MAX_NODE_SCORE)
+            return out
         has = alloc != 0
         frac = np.where(has, np.minimum(req / np.where(has, alloc, 1), 1.0), 0.0)
         count = has.sum(axis=0)
@@ -130,7 +132,8 @@ class NodeOrderPlugin(Plugin):
         gap = np.where(has, frac, -np.inf).max(axis=0) - np.where(has, frac, np.inf).min(axis=0)
         std = np.where(count == 2, gap / 2, np.sqrt(var))
         std = np.where(count < 2, 0.0, std)
-        return np.trunc((1 - std) * MAX_NODE_SCORE)
+        scores: np.ndarray = np.trunc((1 - std) * MAX_NODE_SCORE)
+        return scores
 
     # --- BatchNodeOrderFn: taint toleration, preferred node affinity, normalized over candidates --
     def _raw_scores(self, task: TaskInfo) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -178,4 +181,5 @@ def normalize(raw: np.ndarray, reverse: bool) -> np.ndarray:
     if top == 0:
         return np.full(len(raw), float(MAX_NODE_SCORE if reverse else 0))
     score = np.floor_divide(MAX_NODE_SCORE * raw, top)
-    return MAX_NODE_SCORE - score if reverse else score
+    out: np.ndarray = MAX_NODE_SCORE - score if reverse else score
+    return out

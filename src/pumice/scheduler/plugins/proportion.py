@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ class QueueAttr:
         return self.share
 
 
-def capability_vector(space: ResourceSpace, capability: dict | None) -> np.ndarray:
+def capability_vector(space: ResourceSpace, capability: dict[str, Any] | None) -> np.ndarray:
     """A queue capability: missing dimensions (and cpu/memory <= 0) are unlimited."""
     if capability is None:
         return np.full(space.size, np.inf)
@@ -74,9 +75,10 @@ class ProportionPlugin(Plugin):
         #: Per queue with jobs: its share of the cluster and what it holds.
         self.attrs: dict[str, QueueAttr] = {}
         for name, usage in opening_usage(ssn).items():
-            q = ssn.queues.get(name)
-            if q is None:
+            queue = ssn.queues.get(name)
+            if queue is None:
                 continue
+            q = queue
             guarantee = space.vector(q.guarantee)
             capability = capability_vector(space, q.capability)
             self.attrs[name] = QueueAttr(

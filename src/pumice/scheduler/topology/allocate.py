@@ -285,7 +285,7 @@ def _alone_bounds(ssn: Session) -> HyperNodeSearchShortcuts | None:
     ``alone_bounds``: the values ``_bounds`` computes, for all candidates at once."""
     owner = _shortcuts(ssn)
     grads = ssn.registered(HYPERNODE_GRADIENT)
-    if owner is None or not grads or ssn.plugins.get(grads[0][0]) is not owner:
+    if owner is None or not grads or grads[0][0] != ssn.registered(HYPERNODE_ORDER)[0][0]:
         return None
     return owner
 

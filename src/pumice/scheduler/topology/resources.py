@@ -128,8 +128,9 @@ def binpack_scores(res: HyperNodeResources, rows: np.ndarray, request: np.ndarra
         positive = ad > 0
         weighted = w[i] * np.where(positive, total / np.where(positive, ad, 1.0), 0.0)
         total_w = weighted if total_w is None else total_w + weighted
-    score = total_w / wsum  # type: ignore[operator]
-    score[over] = 0.0  # type: ignore[index]
+    assert total_w is not None and over is not None  # dims is not empty
+    score: np.ndarray = total_w / wsum
+    score[over] = 0.0
     return score
 
 

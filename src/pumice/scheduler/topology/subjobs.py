@@ -31,7 +31,8 @@ def ordered_sum(zeros: np.ndarray, vectors: list[np.ndarray]) -> np.ndarray:
     the bit: a cumulative sum adds in order), in a few numpy calls."""
     if not vectors:
         return zeros.copy()
-    return np.cumsum(np.stack([zeros, *vectors]), axis=0)[-1]
+    out: np.ndarray = np.cumsum(np.stack([zeros, *vectors]), axis=0)[-1]
+    return out
 
 
 @dataclass(slots=True)
@@ -85,7 +86,7 @@ class SubJob:
     def priority(self) -> int:
         return max((t.priority for t in self.tasks), default=0)
 
-    def _count(self, statuses: TaskStatus) -> int:
+    def _count(self, statuses: int) -> int:
         return sum(1 for t in self.tasks if t.status & statuses)
 
     def _best_effort_pending(self) -> int:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from functools import cmp_to_key
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pumice.scheduler.framework.pqueue import PriorityQueue
-from pumice.scheduler.model import TaskInfo, TaskStatus
+from pumice.scheduler.model import Shape, TaskInfo, TaskStatus
 from pumice.scheduler.topology.subjobs import JobTopology, SubJob
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ class TaskSheet:
     list and a cursor serve as Volcano's task queue; a clone (a dry run) shares the list.
     """
 
-    def __init__(self, tasks: list[TaskInfo], shapes: Counter[tuple], start: int = 0) -> None:
+    def __init__(self, tasks: list[TaskInfo], shapes: Counter[Shape], start: int = 0) -> None:
         self.tasks = tasks
         self.shapes = shapes
         self.next = start
@@ -113,9 +113,9 @@ def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | Non
     # so the result does not depend on the list's order).
     listed: dict[str, list[TaskInfo]] = {uid: [] for uid in jt.subjobs}
     for t in jt.job.tasks.values() if ordered is None else ordered:
-        sj = jt.task_subjob.get(t.uid)
-        if sj is not None and schedulable(t):
-            listed[sj.uid].append(t)
+        owner = jt.task_subjob.get(t.uid)
+        if owner is not None and schedulable(t):
+            listed[owner.uid].append(t)
     for sj in jt.subjobs.values():
         tasks = listed[sj.uid]
         if not tasks:
@@ -127,7 +127,7 @@ def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | Non
     return JobSheet(subjobs, sheets)
 
 
-def _cmp_key(less: SubJobLess) -> Callable[[SubJob], object]:
+def _cmp_key(less: SubJobLess) -> Callable[[SubJob], Any]:
     def cmp(a: SubJob, b: SubJob) -> int:
         if less(a, b):
             return -1
