@@ -114,9 +114,10 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
+        mark = err.problem_mark if isinstance(err, yaml.MarkedYAMLError) else None
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise ConfError(f"{source}: invalid YAML{where}: {getattr(err, 'problem', err)}") from None
+        problem = err.problem if isinstance(err, yaml.MarkedYAMLError) else err
+        raise ConfError(f"{source}: invalid YAML{where}: {problem}") from None
     if not isinstance(data, dict):
         raise ConfError(f"{source}: expected a mapping with 'actions' and 'tiers'")
     raw_actions = data.get("actions", "")

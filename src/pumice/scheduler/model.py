@@ -38,8 +38,6 @@ PREEMPTABLE_STATUS = TaskStatus.BOUND | TaskStatus.RUNNING
 COMPLETED_STATUS = TaskStatus.FAILED | TaskStatus.SUCCEEDED
 READY_STATUS = ALLOCATED_STATUS | TaskStatus.SUCCEEDED
 VALID_STATUS = ALLOCATED_STATUS | TaskStatus.SUCCEEDED | TaskStatus.PIPELINED | TaskStatus.PENDING
-#: Statuses whose resources sit on a node (everything placed and not finished).
-ON_NODE_STATUS = ALLOCATED_STATUS | TaskStatus.PIPELINED | TaskStatus.RELEASING
 
 #: The static scheduling constraints of a pod (namespace, requests, selectors, affinity, ...), as
 #: interned by :class:`pumice.scheduler.snapshot.ShapeTable`: replicas of one task share one.
@@ -154,10 +152,6 @@ class JobInfo:
         self.allocated = self.resources.zeros()
         self.total_request = self.resources.zeros()
         self.pending_request = self.resources.zeros()
-
-    @property
-    def key(self) -> str:
-        return self.uid
 
     # --- task bookkeeping -------------------------------------------------------------------
     def add_task(self, task: TaskInfo) -> None:

@@ -371,13 +371,6 @@ class Placer:
         _, _, score = self._dynamic(task, NodeView.of(self.nodes))
         return score
 
-    def feasible(self, task: TaskInfo, subset: np.ndarray | None = None) -> np.ndarray:
-        """Indices of nodes that pass resources and every predicate."""
-        view = NodeView.of(self.nodes, subset)
-        ok, _, _ = self._dynamic(task, view)
-        out: np.ndarray = view.idx[ok]
-        return out
-
     def feasible_ignoring_resources(self, task: TaskInfo) -> np.ndarray:
         """Indices of nodes that only resources (and usage) keep ``task`` from: the nodes preempt
         and reclaim consider (Volcano's ``PredicateForPreemptAction`` drops only the nodes that

@@ -82,10 +82,6 @@ class SubJob:
     def hard(self) -> bool:
         return self.topology is not None and self.topology.constrains
 
-    @property
-    def priority(self) -> int:
-        return max((t.priority for t in self.tasks), default=0)
-
     def _count(self, statuses: int) -> int:
         return sum(1 for t in self.tasks if t.status & statuses)
 

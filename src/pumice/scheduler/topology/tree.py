@@ -224,7 +224,3 @@ class HyperNodeTree:
                 found[info.nodes] = info.idx
             self._at_tier[tier] = found
         return found
-
-    def contains(self, hypernode: str, node: int) -> bool:
-        info = self.infos.get(hypernode)
-        return info is not None and bool(self.membership[info.idx, node])
