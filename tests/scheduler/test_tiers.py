@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pumice.scheduler import build_cluster_state, load_conf
 from pumice.scheduler.framework.points import (
     ABSTAIN,
@@ -16,6 +18,7 @@ from pumice.scheduler.framework.points import (
     PREEMPTABLE,
     RECLAIMABLE,
     REJECT,
+    Point,
 )
 from pumice.scheduler.framework.session import Session
 
@@ -102,3 +105,9 @@ def test_queue_gates_overused_or_allocatable_and() -> None:
     ssn.add(ALLOCATABLE, "a", lambda q, t: True)
     ssn.add(ALLOCATABLE, "c", lambda q, t: False)
     assert ssn.allocatable(object(), object()) is False
+
+
+def test_registration_is_typed_by_the_point_and_unknown_points_are_refused() -> None:
+    ssn = _session(TWO_TIERS)
+    with pytest.raises(KeyError, match="unknown extension point"):
+        ssn.add(Point("shuffle", None), "a", lambda tasks: tasks)
