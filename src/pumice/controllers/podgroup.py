@@ -12,7 +12,7 @@ from typing import Any
 
 from pumice.api.quantity import format_quantity
 from pumice.clock import Clock
-from pumice.store import AlreadyExists, NotFound, Store, read_only_results
+from pumice.store import AlreadyExists, NotFound, Store
 
 from .job_build import pod_requests
 from .mirror import Delta, Mirror
@@ -75,7 +75,6 @@ class PodGroupController:
         self.store = store
         self.clock = clock
         self.pods = Mirror(store, PODS)
-        self._ro = read_only_results(store)  # write results go to the mirror, which only reads them
         self._backlog: list[Delta] = [Delta(k, None, p) for k, p in sorted(self.pods.objects.items())]
         self.pods.drain()
 
@@ -102,10 +101,10 @@ class PodGroupController:
         pg = podgroup_for_pod(pod)
         ns, pg_name = pg["metadata"]["namespace"], pg["metadata"]["name"]
         with contextlib.suppress(AlreadyExists):
-            self.store.create(PODGROUPS, pg, **self._ro)
+            self.store.create(PODGROUPS, pg, copy=False)
         try:
             updated = self.store.patch(PODS, ns, name_of(pod), {"metadata": {"annotations": {GROUP_NAME: pg_name}}},
-                                       **self._ro)
+                                       copy=False)
         except NotFound:
             return True
         self.pods.put(updated)
@@ -118,7 +117,7 @@ class PodGroupController:
         if group != f"podgroup-{uid_of(pod)}":
             return False  # a job's or an owner's group: not ours to remove
         try:
-            self.store.delete(PODGROUPS, meta(pod).get("namespace") or "default", group, **self._ro)
+            self.store.delete(PODGROUPS, meta(pod).get("namespace") or "default", group, copy=False)
         except NotFound:
             return False
         return True

@@ -23,13 +23,10 @@ from pumice.scheduler.loop import SchedulerLoop
 from pumice.store import (
     DEFAULT_HISTORY,
     AlreadyExists,
-    BaseStore,
     MemoryStore,
     NotFound,
     ResourceInfo,
     Store,
-    change_marker,
-    read_only_results,
 )
 
 from .demand import Demand
@@ -95,7 +92,7 @@ class Cluster:
                                 history=history)
         attach_admission(store)
         self.store: Store = store
-        self._changes = change_marker(store)  # what moves when the store is written (see ``_settle``)
+        self._changes = store.change_marker  # what moves when the store is written (see ``_settle``)
         self.period = period
         self.controllers = ControllerManager(store, self.clock) if controllers and ControllerManager else None
         if self.controllers is None:
@@ -236,12 +233,9 @@ class Cluster:
         """Create or update objects as ``kubectl apply`` would (absent: create; present: merge the new body).
 
         Returns the stored objects: copies, or with ``copy=False`` the store's own, read-only (cheaper).
-        ``owned=True`` hands the objects over (see ``BaseStore.create``): for a caller that never touches them,
+        ``owned=True`` hands the objects over (see ``Store.create``): for a caller that never touches them,
         nor any part of them, again.
         """
-        ro = {} if copy else read_only_results(self.store)
-        handed = owned and isinstance(self.store, BaseStore)
-        create_options = {**ro, "owned": True} if handed else ro
         out: list[dict[str, Any]] = []
         for raw in objects:
             # a wire dict (most often), or a KubeObject
@@ -252,18 +246,18 @@ class Cluster:
             if ns is not None:
                 meta["namespace"] = ns
                 obj["metadata"] = meta
-            elif handed:
+            elif owned:
                 obj["metadata"] = meta  # the store fills in its system fields: on this copy, not on the caller's
             name = meta.get("name")
             try:  # absent (the usual case): created at once; the store refuses a taken name before any check
-                out.append(self.store.create(info.name, obj, **create_options))
+                out.append(self.store.create(info.name, obj, copy=copy, owned=owned))
                 continue
             except AlreadyExists:
                 if not name:
                     raise
             body = {k: v for k, v in obj.items() if k not in ("status", "apiVersion", "kind")}
             body["metadata"] = {k: v for k, v in meta.items() if k in ("labels", "annotations")}
-            out.append(self.store.patch(info.name, ns, name, body, **ro))
+            out.append(self.store.patch(info.name, ns, name, body, copy=copy))
         return out
 
     def delete(self, objects: Iterable[Mapping[str, Any]]) -> int:

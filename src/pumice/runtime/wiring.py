@@ -61,7 +61,7 @@ def admitted_deletes() -> frozenset[str]:
 
 def attach_admission(store: Store) -> None:
     """Give a store's ``Admission`` hook (if it has one) the store it guards."""
-    hook = getattr(store, "_admission", None)
+    hook = getattr(store, "admission", None)
     attach = getattr(hook, "attach", None)
     if callable(attach):
         attach(store)

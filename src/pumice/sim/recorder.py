@@ -18,7 +18,7 @@ import numpy as np
 from pumice.api import int_value, milli_value
 from pumice.api.resources import JOBS, PODGROUPS
 from pumice.clock import Clock
-from pumice.store import Gone, Store, Watch, WatchEvent, change_marker
+from pumice.store import Gone, Store, Watch, WatchEvent
 
 from .nodegen import GPU_MILLI, GPU_RESOURCE
 
@@ -123,7 +123,7 @@ class Recorder:
         self.shapes: Counter[bytes] = Counter()
         self.finished_plain: list[str] = []  # plain pods that finished since the last take_finished()
         self._watches: dict[str, Watch] = {r: store.watch(r) for r in ("nodes", PODGROUPS, JOBS, "pods")}
-        self._changes = change_marker(store)
+        self._changes = store.change_marker
         self._synced: object = None  # the store's change marker when the watches were last drained
         self._handlers = {"nodes": self._on_node, PODGROUPS: self._on_group, JOBS: self._on_job, "pods": self._on_pod}
 
