@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pumice.api.group_name import group_name
 from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.store import NotFound, Store
 
@@ -22,7 +23,6 @@ __all__ = [
     "queue_and_children",
 ]
 
-GROUP_NAME = "scheduling.k8s.io/group-name"
 Obj = dict[str, Any]
 
 
@@ -89,8 +89,7 @@ def allocated_pods(store: Store, queue: Obj) -> int:
     count = 0
     for pod in pods:
         meta = pod.get("metadata") or {}
-        group = (meta.get("annotations") or {}).get(GROUP_NAME)
-        if (meta.get("namespace"), group) not in members or meta.get("deletionTimestamp"):
+        if (meta.get("namespace"), group_name(pod)) not in members or meta.get("deletionTimestamp"):
             continue
         if (pod.get("spec") or {}).get("nodeName") and (pod.get("status") or {}).get("phase") not in (
             "Succeeded",

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from pumice.api import format_quantity
+from pumice.api.group_name import group_name
 from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.cli.jobs import JOBS, print_events
 from pumice.cli.objects import (
@@ -449,7 +450,7 @@ def describe_pod(kc: KubeClient, name: str, namespace: str | None) -> None:
     _kv("Node", spec.get("nodeName") or "<none>")
     _kv("Job", job_of(pod) or "<none>")
     _kv("Queue", queue_of(pod) or "<none>")
-    _kv("PodGroup", (m.get("annotations") or {}).get("scheduling.k8s.io/group-name") or "<none>")
+    _kv("PodGroup", group_name(pod) or "<none>")
     _kv("Scheduler", spec.get("schedulerName") or "default-scheduler")
     _kv("Priority", spec.get("priority", 0))
     _kv("Created", f"{m.get('creationTimestamp', '')} ({age(m.get('creationTimestamp'))} ago)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pumice.api.group_name import GROUP_NAME
 from pumice.api.resources import COMMANDS, JOBS, PODGROUPS, QUEUES
 
 __all__ = [
@@ -40,7 +41,6 @@ SERVICES = "services"
 CONFIGMAPS = "configmaps"
 SECRETS = "secrets"
 
-GROUP_NAME = "scheduling.k8s.io/group-name"
 TASK_SPEC = "volcano.sh/task-spec"
 TASK_INDEX = "volcano.sh/task-index"
 JOB_NAME = "volcano.sh/job-name"

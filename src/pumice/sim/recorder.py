@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pumice.api import int_value, milli_value
+from pumice.api.group_name import group_name
 from pumice.api.resources import JOBS, PODGROUPS
 from pumice.clock import Clock
 from pumice.store import Gone, Store, Watch, WatchEvent
@@ -26,7 +27,6 @@ __all__ = ["DIMS", "JobRecord", "PodRecord", "Recorder", "node_vector", "pod_vec
 
 DIMS = ("cpu", "memory", "gpu")
 JOB_NAME_LABEL = "volcano.sh/job-name"
-GROUP_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 JOB_DONE = ("Completed", "Failed", "Aborted", "Terminated")
 
 
@@ -239,8 +239,7 @@ class Recorder:
         labels = meta.get("labels") or {}
         if labels.get(JOB_NAME_LABEL):
             return self._job("Job", ns, labels[JOB_NAME_LABEL])
-        ann = meta.get("annotations") or {}
-        group = next((ann[k] for k in GROUP_ANNOTATIONS if ann.get(k)), "")
+        group = group_name(pod)
         if group:
             rec = self.groups.get(f"{ns}/{group}")
             return rec if rec is not None else self._job("PodGroup", ns, group)

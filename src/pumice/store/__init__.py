@@ -17,8 +17,6 @@ from .rules import format_timestamp
 from .selectors import (
     FieldRequirement,
     FieldSelector,
-    LabelRequirement,
-    LabelSelector,
     parse_field_selector,
     parse_label_selector,
 )
@@ -40,8 +38,6 @@ __all__ = [
     "FieldSelector",
     "Gone",
     "Invalid",
-    "LabelRequirement",
-    "LabelSelector",
     "LoadedState",
     "MemoryStore",
     "NotFound",

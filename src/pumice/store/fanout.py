@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pumice.api.labels import Selector
+
 from .backend import StoredEvent
 from .protocol import WatchEvent
-from .selectors import FieldSelector, LabelSelector
+from .selectors import FieldSelector
 from .watch import Feed, FeedWatcher, Watcher
 
 __all__ = ["WatchEntry", "WatchHub"]
@@ -29,7 +31,7 @@ class WatchEntry:
     watcher: Watcher
     resource: str
     namespace: str | None
-    labels: LabelSelector
+    labels: Selector
     fields: FieldSelector
     allow_bookmarks: bool
     start: int
@@ -110,7 +112,7 @@ class WatchHub:
         self,
         resource: str,
         namespace: str | None,
-        labels: LabelSelector,
+        labels: Selector,
         fields: FieldSelector,
         *,
         start: int,

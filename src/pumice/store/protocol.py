@@ -22,7 +22,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .selectors import FieldSelector, LabelSelector
+from pumice.api.labels import Selector
+
+from .selectors import FieldSelector
 
 __all__ = [
     "Admission",
@@ -37,7 +39,7 @@ __all__ = [
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 Operation = Literal["CREATE", "UPDATE", "DELETE"]
-LabelSelectorArg = str | Mapping[str, Any] | LabelSelector | None
+LabelSelectorArg = str | Mapping[str, Any] | Selector | None
 FieldSelectorArg = str | FieldSelector | None
 
 Admission = Callable[[str, str, dict[str, Any] | None, dict[str, Any] | None], dict[str, Any] | None]
