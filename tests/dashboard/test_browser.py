@@ -121,6 +121,7 @@ def test_login_and_every_page(page: Any, live: Live) -> None:
     expect(spine).to_contain_text("tier 2")
     expect(page.locator('.hypernode[data-hypernode="rack-0"]')).to_contain_text("8 used")
     expect(page.locator('.hypernode[data-hypernode="rack-1"] .chip[data-node="gpu-3"]')).to_be_visible()
+    expect(page.locator("#topology-error")).to_have_count(0)  # a tree the scheduler accepts
     shot(page, "topology")
 
     page.click("#nav a[data-page=jobs]")
