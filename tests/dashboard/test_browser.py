@@ -163,8 +163,6 @@ spec:
 
 
 def test_submit_a_job_and_watch_it_run(page: Any, live: Live) -> None:
-    from pumice.runtime import HAVE_CONTROLLERS
-
     page.click("#nav a[data-page=jobs]")
     page.click("#submit-toggle")
     expect(page.locator("#yaml")).to_be_visible()
@@ -181,7 +179,7 @@ def test_submit_a_job_and_watch_it_run(page: Any, live: Live) -> None:
     expect(message).to_contain_text("manifest")
     expect(message).to_have_class(re.compile(r"\berror\b"))
 
-    name, manifest = _manifest(HAVE_CONTROLLERS and live.cluster is not None
+    name, manifest = _manifest(live.cluster is not None
                                and getattr(live.cluster, "controllers", None) is not None)
     page.fill("#yaml", manifest)
     page.click("#apply-btn")

@@ -20,7 +20,8 @@ from pumice.api import format_quantity
 from pumice.api.group_name import group_name
 from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.cli.jobs import JOBS, print_events
-from pumice.cli.objects import (
+from pumice.cli.pods import pod_ready, pod_restarts, pod_status
+from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
     Namespace,
@@ -35,7 +36,6 @@ from pumice.cli.objects import (
     print_table,
     quantity,
 )
-from pumice.cli.pods import pod_ready, pod_restarts, pod_status
 from pumice.client import ApiError, KubeClient
 
 app = typer.Typer(help="Show an object in detail, starting with why it waits.", no_args_is_help=True)

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from pumice.clock import Clock, VirtualClock, WallClock, rfc3339, to_datetime
+from pumice.controllers import ControllerManager
 from pumice.nodes import SimulatedKubelet
 from pumice.scheduler import SchedulerConf
 from pumice.scheduler.loop import SchedulerLoop
@@ -32,15 +33,7 @@ from pumice.store import (
 from .demand import Demand
 from .wiring import attach_admission, default_queues, load_admission, resource_for
 
-__all__ = ["HAVE_CONTROLLERS", "MAX_ROUNDS", "Cluster"]
-
-try:  # written in parallel: the cluster works without it (no VolcanoJobs), tests skip what needs it
-    from pumice.controllers import ControllerManager  # type: ignore[import-not-found, unused-ignore]
-
-    HAVE_CONTROLLERS = True
-except ImportError:  # pragma: no cover - depends on the tree
-    ControllerManager = None
-    HAVE_CONTROLLERS = False
+__all__ = ["MAX_ROUNDS", "Cluster"]
 
 #: How many react-to-each-other rounds one step may take before it is declared a livelock.
 MAX_ROUNDS = 10_000
@@ -94,7 +87,7 @@ class Cluster:
         self.store: Store = store
         self._changes = store.change_marker  # what moves when the store is written (see ``_settle``)
         self.period = period
-        self.controllers = ControllerManager(store, self.clock) if controllers and ControllerManager else None
+        self.controllers = ControllerManager(store, self.clock) if controllers else None
         if self.controllers is None:
             default_queues(store)
         self.scheduler = SchedulerLoop(store, conf, clock=self.clock)
