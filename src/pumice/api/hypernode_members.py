@@ -97,9 +97,10 @@ def node_members(member: Mapping[str, Any]) -> NodeMembers:
     name = ""
     exact = selector.get("exactMatch")
     if exact is not None:
-        name = exact.get("name") if isinstance(exact, Mapping) else None
-        if not name or not isinstance(name, str):
+        exact_name = exact.get("name") if isinstance(exact, Mapping) else None
+        if not exact_name or not isinstance(exact_name, str):
             return _NOTHING  # Volcano: an empty exact name selects nothing, whatever else is set
+        name = exact_name
     pattern = None
     regex = selector.get("regexMatch")
     if regex is not None:

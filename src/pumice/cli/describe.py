@@ -259,8 +259,7 @@ def why_it_waits(job: Obj, pg: Obj | None, queue: Obj | None, queue_name: str, p
             lines.append(f"{count} pod{'s' if count != 1 else ''}: {msg}")
     if not lines and pending_pods:
         lines.append(f"{len(pending_pods)} pods wait for the next scheduling cycle; no reason recorded yet.")
-    seen: set[str] = set()
-    return [x for x in lines if not (x in seen or seen.add(x))]
+    return list(dict.fromkeys(lines))  # each line once, in order
 
 
 # ---------------------------------------------------------------------------- printing

@@ -255,7 +255,7 @@ def get(
         if watch and output in ("yaml", "json", "name"):
             raise UsageError("--watch prints tables: leave out -o yaml/json/name")
         if output in ("yaml", "json"):
-            print_objects(objs, output, single=bool(names) and len(names) == 1)
+            print_objects(objs, output, single=names is not None and len(names) == 1)
             return
         if output == "name":
             for o in objs:

@@ -28,7 +28,7 @@ __all__ = [
     "TASK_INDEX",
     "TASK_SPEC",
     "TEMPLATE_UID",
-    "annotations",
+    "annotations_of",
     "labels",
     "meta",
     "name_of",
@@ -72,7 +72,7 @@ def uid_of(obj: Obj) -> str:
     return str(meta(obj).get("uid") or "")
 
 
-def annotations(obj: Obj) -> dict[str, str]:
+def annotations_of(obj: Obj) -> dict[str, str]:
     return meta(obj).get("annotations") or {}
 
 

@@ -16,7 +16,7 @@ from pumice.store import AlreadyExists, NotFound, Store
 
 from .job_build import pod_requests
 from .mirror import Delta, Mirror
-from .names import GROUP_MIN_MEMBER, GROUP_NAME, PODGROUPS, PODS, QUEUE_NAME_POD, annotations, meta, name_of, uid_of
+from .names import GROUP_MIN_MEMBER, GROUP_NAME, PODGROUPS, PODS, QUEUE_NAME_POD, annotations_of, meta, name_of, uid_of
 
 __all__ = ["SCHEDULER_NAMES", "PodGroupController", "podgroup_for_pod"]
 
@@ -32,7 +32,7 @@ def _owner(pod: Obj) -> Obj | None:
 
 
 def _min_member(pod: Obj) -> int:
-    text = annotations(pod).get(GROUP_MIN_MEMBER, "")
+    text = annotations_of(pod).get(GROUP_MIN_MEMBER, "")
     return int(text) if text.isdigit() and int(text) > 0 else 1
 
 
@@ -45,21 +45,21 @@ def podgroup_for_pod(pod: Obj) -> Obj:
     members = _min_member(pod)
     requests = pod_requests(pod.get("spec") or {})
     spec: Obj = {"minMember": members}
-    queue = annotations(pod).get(QUEUE_NAME_POD)
+    queue = annotations_of(pod).get(QUEUE_NAME_POD)
     if queue:
         spec["queue"] = queue
     if (pod.get("spec") or {}).get("priorityClassName"):
         spec["priorityClassName"] = pod["spec"]["priorityClassName"]
     if requests:
         spec["minResources"] = {k: format_quantity(v * members, milli=True) for k, v in sorted(requests.items()) if v}
-    mode = annotations(pod).get(_TOPOLOGY_MODE)
+    mode = annotations_of(pod).get(_TOPOLOGY_MODE)
     if mode:
         topology: Obj = {"mode": mode}
-        tier = annotations(pod).get(_TOPOLOGY_TIER, "")
+        tier = annotations_of(pod).get(_TOPOLOGY_TIER, "")
         if tier.isdigit():
             topology["highestTierAllowed"] = int(tier)
         spec["networkTopology"] = topology
-    inherited = {k: v for k, v in annotations(pod).items() if k.startswith("volcano.sh/")}
+    inherited = {k: v for k, v in annotations_of(pod).items() if k.startswith("volcano.sh/")}
     pg_meta: Obj = {"name": f"podgroup-{group_uid}", "namespace": meta(pod).get("namespace") or "default",
                     "ownerReferences": [owner_ref]}
     if inherited:
@@ -94,7 +94,7 @@ class PodGroupController:
 
     def _seen(self, pod: Obj) -> bool:
         spec = pod.get("spec") or {}
-        if spec.get("schedulerName") not in SCHEDULER_NAMES or GROUP_NAME in annotations(pod):
+        if spec.get("schedulerName") not in SCHEDULER_NAMES or GROUP_NAME in annotations_of(pod):
             return False
         if meta(pod).get("deletionTimestamp"):
             return False
@@ -113,7 +113,7 @@ class PodGroupController:
     def _deleted(self, pod: Obj | None) -> bool:
         if pod is None:
             return False
-        group = annotations(pod).get(GROUP_NAME, "")
+        group = annotations_of(pod).get(GROUP_NAME, "")
         if group != f"podgroup-{uid_of(pod)}":
             return False  # a job's or an owner's group: not ours to remove
         try:

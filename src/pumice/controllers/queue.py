@@ -17,7 +17,7 @@ from pumice.clock import Clock
 from pumice.store import AlreadyExists, NotFound, Store
 
 from .mirror import Delta, Mirror
-from .names import COMMANDS, PODGROUPS, QUEUES, annotations, name_of, namespace_of
+from .names import COMMANDS, PODGROUPS, QUEUES, annotations_of, name_of, namespace_of
 
 __all__ = [
     "CLOSED_BY_PARENT",
@@ -204,7 +204,7 @@ class QueueController:
             return
         self._set_state(name, OPEN)
         for child in sorted(self._children.get(name, ())):
-            if annotations(self.queues.get("", child) or {}).get(CLOSED_BY_PARENT) == name:
+            if annotations_of(self.queues.get("", child) or {}).get(CLOSED_BY_PARENT) == name:
                 self._annotate(child, None)
                 self.open(child)
 

@@ -269,9 +269,10 @@ class SimulatedKubelet:
             start = _since(pod, now)
         else:
             start = now
+            ns, name = key.split("/", 1)
             try:
-                self.store.patch("pods", *key.split("/", 1), pod_running_patch(pod, ts), subresource="status",
-                                 copy=False, owned=True)
+                self.store.patch("pods", ns, name, pod_running_patch(pod, ts), subresource="status", copy=False,
+                                 owned=True)
             except StoreError:
                 return False
         try:
@@ -299,15 +300,16 @@ class SimulatedKubelet:
             self._forget(key)
             with contextlib.suppress(StoreError):
                 patch = pod_terminated_patch(pod, self._timestamp(now), exit_code(pod))
-                self.store.patch("pods", *key.split("/", 1), patch, subresource="status", copy=False, owned=True)
+                ns, name = key.split("/", 1)
+                self.store.patch("pods", ns, name, patch, subresource="status", copy=False, owned=True)
             fired = True
         return fired
 
     def _kill(self, key: str, pod: dict[str, Any], ts: str, reason: str = "NodeFailure") -> int:
         self._forget(key)
+        ns, name = key.split("/", 1)
         with contextlib.suppress(StoreError):
-            self.store.patch("pods", *key.split("/", 1),
-                             pod_failed_patch(pod, ts, reason, "the node running this pod failed"),
+            self.store.patch("pods", ns, name, pod_failed_patch(pod, ts, reason, "the node running this pod failed"),
                              subresource="status")
             return 1
         return 0

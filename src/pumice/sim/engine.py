@@ -172,8 +172,10 @@ def _run(scenario: Scenario, progress: Callable[[float], None] | None) -> SimRes
             candidates.append(t0 + timeline[0].at)
         due = [c for c in candidates if c is not None]
         nxt = min(due) if due else None
-        stop = nxt is None or nxt > limit
-        target = (limit if math.isfinite(limit) else now) if stop else max(nxt, now)
+        if nxt is None or nxt > limit:
+            stop, target = True, (limit if math.isfinite(limit) else now)
+        else:
+            stop, target = False, max(nxt, now)
         if next_sample + t0 < target or (stop and next_sample + t0 <= target):
             value = fragmentation(rec)  # the state holds still until ``target``
             while next_sample + t0 < target or (stop and next_sample + t0 <= target):

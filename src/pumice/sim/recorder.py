@@ -280,8 +280,8 @@ class Recorder:
             rec.phase = phase
         if ended and rec.end is None and (rec.node or ev.type == "DELETED"):
             rec.end = t
-            job = self.jobs.get(rec.job)
-            if phase in ("Succeeded", "Failed") and job is not None and job.kind != "Job":
+            owner = self.jobs.get(rec.job)
+            if phase in ("Succeeded", "Failed") and owner is not None and owner.kind != "Job":
                 self.finished_plain.append(uid)
         holding = bool(rec.node) and rec.end is None
         if holding == bool(was_holding):

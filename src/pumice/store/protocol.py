@@ -85,6 +85,11 @@ class Watch(Protocol):
         """True once closed (by the caller or by the store); queued events can still be read."""
         ...
 
+    @property
+    def pending(self) -> int:
+        """How many events are queued, unread (cheap: no wait); an event counted here is there to read."""
+        ...
+
     def next(self, timeout: float | None = None) -> WatchEvent | None:
         """Wait up to ``timeout`` seconds (``None``: forever); ``None`` on timeout or closed and empty."""
         ...

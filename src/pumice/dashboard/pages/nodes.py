@@ -24,7 +24,7 @@ def node_rows(snap: Snapshot, leaf_of: Mapping[str, str] | None = None) -> list[
     """A row per node, sorted by name (``leaf_of``: node -> the HyperNode to show it in)."""
     used = snap.used_by_node()
     count = Counter(str(spec_of(p).get("nodeName")) for p in snap.pods if occupies(p))
-    rows = []
+    rows: list[Obj] = []
     for node in snap.nodes:
         name = name_of(node)
         st = status_of(node)

@@ -56,7 +56,7 @@ def queue_tree(snap: Snapshot, cluster: Mapping[str, float]) -> list[Obj]:
             "created": created_of(q),
             "children": [],
         }
-    roots = []
+    roots: list[Obj] = []
     for node in sorted(nodes_.values(), key=lambda n: (n["name"] != "root", n["name"])):
         (nodes_[node["parent"]]["children"] if node["parent"] else roots).append(node)
 
