@@ -487,13 +487,15 @@ def create_app(
     bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
     watch_timeout: float = DEFAULT_WATCH_TIMEOUT,
     dashboard: bool = True,
+    metrics: Any = None,
 ) -> Any:
     """An ASGI app serving ``store`` as a Kubernetes API server.
 
     ``token``: require ``Authorization: Bearer <token>`` (``None``: no authentication). ``now``: the clock
     ages are computed against (seconds since the epoch). ``on_change`` is called after every successful write.
     ``bookmark_interval``: seconds of quiet before a watch that allows bookmarks gets one. ``watch_timeout``:
-    how long a watch without ``timeoutSeconds`` lasts.
+    how long a watch without ``timeoutSeconds`` lasts. ``metrics``: a ``pumice.metrics.ClusterMetrics`` served
+    at ``/metrics`` (behind the token, as kube-apiserver's).
     """
     api = _Api(store, now=now, on_change=on_change, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
     routes = [
@@ -513,6 +515,10 @@ def create_app(
         Route("/apis/{group}/{version}", api.group_resources, methods=["GET"]),
         Route("/apis/{group}/{version}/{rest:path}", api.grouped, methods=_VERBS),
     ]
+    if metrics is not None:
+        from pumice.metrics import metrics_route
+
+        routes.append(metrics_route(metrics))
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     app.state.api = api
     inner: ASGIApp = BearerTokenAuth(app, token) if token is not None else app
