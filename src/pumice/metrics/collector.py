@@ -30,7 +30,7 @@ from pumice.store import Store, StoreError
 from .histogram import Buckets
 from .scheduler import SchedulerMetrics
 
-__all__ = ["ClusterCollector", "PREFIX"]
+__all__ = ["PREFIX", "ClusterCollector"]
 
 PREFIX = "volcano_"
 QUEUES = "queues.scheduling.volcano.sh"
