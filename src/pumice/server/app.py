@@ -29,6 +29,7 @@ from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Stor
 
 from . import discovery
 from .auth import BearerTokenAuth
+from .logs import pod_log
 from .openapi import OPENAPI_V2_PROTOBUF, openapi_v2, openapi_v2_protobuf, openapi_v3_document, openapi_v3_index
 from .patch import apply_strategic_merge_patch
 from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
@@ -174,6 +175,11 @@ class _Api:
             return _not_found()
         method = request.method
         try:
+            if target.sub == "log":
+                if method != "GET":
+                    return _method_not_allowed(method)
+                assert target.namespace is not None and target.name is not None
+                return await pod_log(self.store, target.namespace, target.name, request, self.now)
             if method == "GET":
                 if target.sub == "binding":
                     return _method_not_allowed(method)
