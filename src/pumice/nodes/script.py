@@ -73,6 +73,7 @@ class _Exit(Exception):
 class _Word:
     text: str
     quoted: bool  # any part quoted (an empty quoted word is still a word)
+    assignment: bool = False  # NAME=... with NAME unquoted
 
 
 @dataclass
@@ -205,11 +206,14 @@ def _tokens(script: str, state: _State) -> list[_Word | _Redirect | str]:
 def _word(script: str, i: int, state: _State) -> tuple[_Word, int]:
     parts: list[str] = []
     quoted = False
+    assignment = False
     n = len(script)
     while i < n:
         ch = script[i]
         if ch in " \t\r\n;&|()<>":
             break
+        if ch == "=" and not quoted and not assignment and _NAME.fullmatch("".join(parts)):
+            assignment = True
         if ch == "'":
             end = script.find("'", i + 1)
             if end < 0:
@@ -256,7 +260,7 @@ def _word(script: str, i: int, state: _State) -> tuple[_Word, int]:
         else:
             parts.append(ch)
             i += 1
-    return _Word("".join(parts), quoted), i
+    return _Word("".join(parts), quoted, assignment), i
 
 
 def _dollar(script: str, i: int, state: _State) -> tuple[str, int]:
@@ -393,7 +397,7 @@ def _simple(tokens: list[_Word | _Redirect | str], state: _State) -> None:
 
 def _command(words: list[_Word], state: _State) -> None:
     # leading assignments
-    while words and not words[0].quoted and "=" in words[0].text and _NAME.fullmatch(words[0].text.split("=")[0]):
+    while words and words[0].assignment:
         name, _, value = words[0].text.partition("=")
         state.env[name] = value
         words = words[1:]
