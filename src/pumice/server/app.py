@@ -25,12 +25,13 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
-from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Store, StoreError
+from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Store, StoreError, read_only_results
 
 from . import discovery
 from .auth import BearerTokenAuth
 from .logs import pod_log
 from .openapi import OPENAPI_V2_PROTOBUF, openapi_v2, openapi_v2_protobuf, openapi_v3_document, openapi_v3_index
+from .paging import ListPager
 from .patch import apply_strategic_merge_patch
 from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
 from .resources import ApiResource, ResourceIndex
@@ -97,6 +98,7 @@ class _Api:
         self.on_change = on_change
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout
+        self.pager = ListPager()
         self._openapi = openapi_v2(self.index)
         self._openapi_pb = openapi_v2_protobuf(self._openapi)
 
@@ -213,19 +215,23 @@ class _Api:
     # reads
 
     def _respond(self, request: Request, target: _Target, objects: list[dict[str, Any]], rv: str | None,
-                 single: dict[str, Any] | None = None) -> Response:
+                 single: dict[str, Any] | None = None, list_meta: dict[str, Any] | None = None) -> Response:
         accept = request.headers.get("accept")
         if wants_table(accept):
             include = request.query_params.get("includeObject") or "Metadata"
-            return _Json(table_for(target.resource.store_name, objects, self.now(), resource_version=rv,
-                                   include_object=include))
-        if wants_metadata(accept):
-            return _Json(partial_metadata(objects, rv, single is not None))
-        if single is not None:
+            body = table_for(target.resource.store_name, objects, self.now(), resource_version=rv,
+                             include_object=include)
+        elif wants_metadata(accept):
+            body = partial_metadata(objects, rv, single is not None)
+        elif single is not None:
             return _Json(single)
-        r = target.resource
-        return _Json({"kind": f"{r.kind}List", "apiVersion": r.group_version,
-                      "metadata": {"resourceVersion": rv or ""}, "items": objects})
+        else:
+            r = target.resource
+            body = {"kind": f"{r.kind}List", "apiVersion": r.group_version,
+                    "metadata": {"resourceVersion": rv or ""}, "items": objects}
+        if list_meta and single is None:
+            body.setdefault("metadata", {}).update(list_meta)
+        return _Json(body)
 
     def _get(self, request: Request, target: _Target) -> Response:
         assert target.name is not None
@@ -234,10 +240,23 @@ class _Api:
 
     def _list(self, request: Request, target: _Target) -> Response:
         q = request.query_params
-        items, rv = self.store.list(target.resource.store_name, target.namespace,
-                                    label_selector=q.get("labelSelector") or None,
-                                    field_selector=q.get("fieldSelector") or None)
-        return self._respond(request, target, items, rv)
+        labels, fields = q.get("labelSelector") or None, q.get("fieldSelector") or None
+        token = q.get("continue") or None
+        limit = _limit(q.get("limit"))
+        items: list[dict[str, Any]] | None = None
+        rv: str | None = None
+        if token is None:
+            # a chunked list keeps the store's own (read-only) objects for its next chunks, never copies
+            items, rv = self.store.list(target.resource.store_name, target.namespace, label_selector=labels,
+                                        field_selector=fields, **(read_only_results(self.store) if limit else {}))
+        page = self.pager.page((target.resource.store_name, target.namespace, labels, fields), items, rv, limit,
+                               token, selectors=bool(labels or fields))
+        meta: dict[str, Any] = {}
+        if page.continue_token is not None:
+            meta["continue"] = page.continue_token
+            if page.remaining is not None:
+                meta["remainingItemCount"] = page.remaining
+        return self._respond(request, target, page.items, page.resource_version, list_meta=meta)
 
     def _watch(self, request: Request, target: _Target) -> Response:
         q = request.query_params
@@ -457,6 +476,15 @@ class _Api:
         await self._write(self.store.bind, target.namespace, target.name, node)
         return _Json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
                      status_code=201)
+
+
+def _limit(raw: str | None) -> int | None:
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadRequest(f"invalid limit {raw!r}: not an integer") from None
 
 
 def _not_found() -> _Json:
