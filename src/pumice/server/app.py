@@ -25,11 +25,22 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
-from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Store, StoreError, read_only_results
+from pumice.clock import rfc3339
+from pumice.store import (
+    DEFAULT_RESOURCES,
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    NotFound,
+    Store,
+    StoreError,
+    read_only_results,
+)
 
 from . import discovery
 from .auth import BearerTokenAuth
 from .logs import pod_log
+from .managed import FieldConflict, apply_configuration, manager_of, record_update
 from .openapi import OPENAPI_V2_PROTOBUF, openapi_v2, openapi_v2_protobuf, openapi_v3_document, openapi_v3_index
 from .paging import ListPager
 from .patch import apply_strategic_merge_patch
@@ -355,6 +366,7 @@ class _Api:
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         self._fit_namespace(target, body)
+        record_update(None, body, self._manager(request), rfc3339(self.now()), builtin=target.resource.strategic)
         created = await self._write(self.store.create, target.resource.store_name, body)
         return _Json(created, status_code=201)
 
@@ -368,7 +380,17 @@ class _Api:
         if name and name != target.name:
             raise BadRequest(f"the name of the object ({name}) does not match the name on the URL ({target.name})")
         body["metadata"]["name"] = target.name
-        updated = await self._write(self.store.update, target.resource.store_name, body, subresource=target.sub)
+        manager, now, r = self._manager(request), rfc3339(self.now()), target.resource
+
+        def update() -> dict[str, Any]:
+            try:
+                current = self.store.get(r.store_name, target.namespace, target.name or "")
+            except NotFound:
+                current = None
+            record_update(current, body, manager, now, builtin=r.strategic, subresource=target.sub)
+            return self.store.update(r.store_name, body, subresource=target.sub)
+
+        updated = await self._write(update)
         return _Json(updated)
 
     async def _patch(self, request: Request, target: _Target) -> Response:
@@ -377,8 +399,10 @@ class _Api:
         r = target.resource
         if ctype == _STRATEGIC and r.strategic:
             body = await self._body(request)
-            result = await self._write(self._strategic, target, body)
+            result = await self._write(self._strategic, target, body, self._manager(request))
             return _Json(result)
+        if ctype == _APPLY and target.sub is None:
+            return await self._apply(request, target)
         if ctype not in (_MERGE, _JSON_PATCH):
             accepted = [_JSON_PATCH, _MERGE] + ([_STRATEGIC] if r.strategic else [])
             return _status(415, "UnsupportedMediaType",
@@ -390,7 +414,55 @@ class _Api:
                                     patch_type=kind, subresource=target.sub)
         return _Json(patched)
 
-    def _strategic(self, target: _Target, patch: Any) -> dict[str, Any]:
+    def _manager(self, request: Request) -> str:
+        return manager_of(request.query_params.get("fieldManager"), request.headers.get("user-agent"))
+
+    async def _apply(self, request: Request, target: _Target) -> Response:
+        """Server-side apply (see ``managed``): 201 when it created the object."""
+        q = request.query_params
+        if not q.get("fieldManager"):
+            raise BadRequest("PATCH /apply requires fieldManager to be set")
+        raw = await request.body()
+        try:
+            config = yaml.safe_load(raw) if raw else None
+        except yaml.YAMLError as exc:
+            raise BadRequest(f"error decoding YAML: {exc}") from None
+        if not isinstance(config, dict):
+            raise BadRequest("the applied configuration must be an object")
+        self._fit_namespace(target, config)
+        name = config["metadata"].get("name")
+        if name and name != target.name:
+            raise BadRequest(f"the name of the object ({name}) does not match the name on the URL ({target.name})")
+        config["metadata"]["name"] = target.name
+        r = target.resource
+        if config.get("kind") and config["kind"] != r.kind:
+            raise BadRequest(f"the kind of the applied configuration ({config['kind']}) is not {r.kind}")
+        manager, force, now = q["fieldManager"], _truthy(q.get("force")), rfc3339(self.now())
+
+        def apply() -> tuple[dict[str, Any], bool]:
+            for _ in range(16):
+                try:
+                    current = self.store.get(r.store_name, target.namespace, target.name or "")
+                except NotFound:
+                    obj = apply_configuration(None, config, manager, now, builtin=r.strategic, force=force)
+                    try:
+                        return self.store.create(r.store_name, obj), True
+                    except AlreadyExists:
+                        continue
+                obj = apply_configuration(current, config, manager, now, builtin=r.strategic, force=force)
+                obj["metadata"]["resourceVersion"] = current["metadata"].get("resourceVersion")
+                try:
+                    return self.store.update(r.store_name, obj), False
+                except FieldConflict:
+                    raise
+                except Conflict:
+                    continue
+            raise Conflict(f'{r.store_name} "{target.name}" keeps changing: server-side apply gave up')
+
+        result, created = await self._write(apply)
+        return _Json(result, status_code=201 if created else 200)
+
+    def _strategic(self, target: _Target, patch: Any, manager: str = "unknown") -> dict[str, Any]:
         """Read, patch, write with the read's resourceVersion; retried on a concurrent write."""
         r = target.resource
         assert target.name is not None
@@ -403,6 +475,8 @@ class _Api:
             ):
                 raise BadRequest("a patch cannot change metadata.name or metadata.namespace")
             pinned = isinstance(patch.get("metadata"), dict) and "resourceVersion" in patch["metadata"]
+            record_update(current, patched, manager, rfc3339(self.now()), builtin=r.strategic,
+                          subresource=target.sub)
             try:
                 return self.store.update(r.store_name, patched, subresource=target.sub)
             except Conflict:
