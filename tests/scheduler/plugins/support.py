@@ -10,6 +10,17 @@ import yaml
 from pumice.scheduler import build_cluster_state, load_conf, open_session
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
+from tests.builders import node, pod, podgroup
+from tests.builders import queue as make_queue
+
+
+def busy_and_idle() -> list[dict[str, Any]]:
+    """Two nodes of 4 CPUs and 4Gi: ``busy`` runs a pod of half of each (``g-0``), ``idle`` nothing; the
+    pod ``g-1`` (1 CPU, 1Gi) waits."""
+    return [node("busy", cpu="4", memory="4Gi"), node("idle", cpu="4", memory="4Gi"), make_queue("default"),
+            podgroup("g", queue="default", phase="Running"),
+            pod("g-0", group="g", cpu="2", memory="2Gi", node="busy", phase="Running"),
+            pod("g-1", group="g", cpu="1", memory="1Gi")]
 
 
 def conf_text(*plugins: str | dict[str, Any], actions: str = "enqueue, allocate") -> str:

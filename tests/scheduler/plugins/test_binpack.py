@@ -6,15 +6,9 @@ import logging
 
 import pytest
 
-from tests.builders import node, pod, podgroup, queue
-from tests.scheduler.plugins.support import session, task
+from tests.scheduler.plugins.support import busy_and_idle, session, task
 
-OBJECTS = [
-    node("busy", cpu="4", memory="4Gi"), node("idle", cpu="4", memory="4Gi"), queue("default"),
-    podgroup("g", queue="default", phase="Running"),
-    pod("g-0", group="g", cpu="2", memory="2Gi", node="busy", phase="Running"),
-    pod("g-1", group="g", cpu="1", memory="1Gi"),
-]
+OBJECTS = busy_and_idle()
 
 
 def test_fuller_nodes_score_higher() -> None:

@@ -6,15 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin
-from tests.builders import node, pod, podgroup, queue
-from tests.scheduler.plugins.support import session, task
+from tests.builders import node
+from tests.scheduler.plugins.support import busy_and_idle, session, task
 
-OBJECTS = [
-    node("busy", cpu="4", memory="4Gi"), node("idle", cpu="4", memory="4Gi"), queue("default"),
-    podgroup("g", queue="default", phase="Running"),
-    pod("g-0", group="g", cpu="2", memory="2Gi", node="busy", phase="Running"),
-    pod("g-1", group="g", cpu="1", memory="1Gi"),
-]
+OBJECTS = busy_and_idle()
 
 
 def test_least_requested_and_balanced_by_default() -> None:

@@ -27,6 +27,13 @@ if TYPE_CHECKING:
     from pumice.scheduler.topology.subjobs import SubJob
 
 
+def _not_ready_first(left_ready: bool, right_ready: bool) -> int:
+    """Jobs (SubJobs) that are not ready yet go first."""
+    if left_ready == right_ready:
+        return 0
+    return 1 if left_ready else -1
+
+
 class GangPlugin(Plugin):
     name = "gang"
 
@@ -67,11 +74,7 @@ class GangPlugin(Plugin):
         return chosen, PERMIT
 
     def job_order(self, left: JobInfo, right: JobInfo) -> int:
-        """Jobs that are not ready yet first."""
-        lr, rr = left.is_ready(), right.is_ready()
-        if lr == rr:
-            return 0
-        return 1 if lr else -1
+        return _not_ready_first(left.is_ready(), right.is_ready())
 
     def ready(self, job: JobInfo) -> bool:
         return job.check_task_ready() and job.is_ready()
@@ -83,11 +86,7 @@ class GangPlugin(Plugin):
         return job.is_starving()
 
     def subjob_order(self, left: SubJob, right: SubJob) -> int:
-        """SubJobs that are not ready yet first."""
-        lr, rr = left.is_ready(), right.is_ready()
-        if lr == rr:
-            return 0
-        return 1 if lr else -1
+        return _not_ready_first(left.is_ready(), right.is_ready())
 
     def subjob_ready(self, subjob: SubJob) -> bool:
         return subjob.is_ready()
