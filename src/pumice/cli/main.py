@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from pumice.cli import crds as crds_cmd
 from pumice.cli import describe as describe_cmd
 from pumice.cli import jobs as jobs_cmd
 from pumice.cli import objects as objects_cmd
@@ -68,6 +69,7 @@ app.command("delete")(objects_cmd.delete)
 app.command("validate")(validate.validate)
 app.command("sim")(sim_cmd.sim)
 app.command("up")(up_cmd.up)
+app.command("crds")(crds_cmd.crds)
 app.command("down")(up_cmd.down)
 
 
