@@ -174,7 +174,8 @@ def test_volcano_rules_are_in_the_schema() -> None:
     # Lists of rules are not shared between places (YAML would write anchors, a mutation would leak).
     topology = job["networkTopology"]["properties"]["mode"]["enum"]
     partition = job["tasks"]["items"]["properties"]["partitionPolicy"]["properties"]["networkTopology"]
-    assert topology == partition["properties"]["mode"]["enum"] and topology is not partition["properties"]["mode"]["enum"]
+    other = partition["properties"]["mode"]["enum"]
+    assert topology == other and topology is not other
 
 
 @settings(max_examples=25, deadline=None)
