@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import Field
 from typer.testing import CliRunner
 
 from pumice.api import MODELS, ApiModel, Int, KubeObject, Quantity, ResourceList
@@ -225,6 +226,36 @@ def test_a_new_kind_gets_its_crd_from_its_model_alone() -> None:
     assert schema["properties"]["flavour"] == {"type": "string", "enum": ["a", "b"]}
     assert schema["properties"]["extra"] == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     assert _structural_problems(version["schema"]["openAPIV3Schema"]) == []
+
+
+class _Constrained(ApiModel):
+    """Constraints pydantic enforces itself (the style of ``pumice.api.flow``) reach the schema as well."""
+
+    port: Annotated[Int, Field(ge=0, le=65535)]
+    amount: Quantity
+    name: Annotated[str, Field(min_length=1, pattern="^[a-z]+$")] | None = None
+    mode: Literal["retain", "delete"] | None = None
+    tags: list[str] | None = Field(None, min_length=1, max_length=3)
+    ratio: Annotated[int, Field(gt=0, lt=10)] | None = None
+
+
+def test_pydantic_constraints_become_schema_rules() -> None:
+    class Constrained(KubeObject):
+        API_VERSION: ClassVar[str] = "example.volcano.sh/v1"
+        KIND: ClassVar[str] = "Constrained"
+        PLURAL: ClassVar[str] = "constraineds"
+        spec: _Constrained | None = None
+
+    spec = openapi_schema(Constrained)["properties"]["spec"]
+    assert spec["required"] == ["amount", "port"]
+    props = spec["properties"]
+    assert props["port"] == {"type": "integer", "minimum": 0, "maximum": 65535}
+    assert props["amount"]["x-kubernetes-int-or-string"] is True
+    assert props["name"] == {"type": "string", "minLength": 1, "pattern": "^[a-z]+$"}
+    assert props["mode"] == {"type": "string", "enum": ["retain", "delete"]}
+    assert props["tags"] == {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3}
+    assert props["ratio"] == {"type": "integer", "minimum": 0, "exclusiveMinimum": True, "maximum": 10,
+                              "exclusiveMaximum": True}
 
 
 def test_a_field_type_without_a_structural_schema_is_an_error_naming_it() -> None:

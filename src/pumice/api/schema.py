@@ -11,7 +11,8 @@ How a model becomes a structural schema:
   ``additionalProperties``, ``Any`` -> any value (``x-kubernetes-preserve-unknown-fields``), a model ->
   object with its fields as properties (wire names);
 - the rules given with :func:`pumice.api.base.openapi` on a field (Volcano's CRD markers: defaults,
-  bounds, enums, patterns, required fields);
+  bounds, enums, patterns, required fields), and those pydantic itself enforces: a field without a default
+  is required, ``Literal`` is an enum, ``Field(ge=, le=, min_length=, max_length=, pattern=)`` are bounds;
 - Kubernetes' own types (``pumice.api.core``, ``pumice.api.meta``) are modelled only in part, so their
   schemas keep the fields they do not name: a pod template carries every PodSpec field to the API
   server. Volcano's types are modelled whole: a field they do not know is pruned, as Volcano's CRDs do;
@@ -26,10 +27,11 @@ from __future__ import annotations
 import copy
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, Literal, Union
 
+import annotated_types
 from pydantic.fields import FieldInfo
 
 from pumice.api.base import ApiModel, Quantity
@@ -56,6 +58,9 @@ QUANTITY_PATTERN = (
 _PARTIAL_MODULES = frozenset({"pumice.api.core", "pumice.api.meta"})
 #: Rules that are not schema keywords of the field itself.
 _PLACEMENT_RULES = frozenset({"required", "items"})
+_QUANTITY_CHECK = typing.get_args(Quantity)[1]  # the BeforeValidator that makes a str a quantity
+_QUANTITY_SCHEMA: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "string"}], "pattern": QUANTITY_PATTERN,
+                                    "x-kubernetes-int-or-string": True}
 
 
 class SchemaError(TypeError):
@@ -157,14 +162,18 @@ def _object_schema(
         wire = info.alias or name
         rules = _rules(info)
         try:
-            schema = _schema_for(info.annotation, rules.get("items"), seen, field=True)
+            if _QUANTITY_CHECK in info.metadata:  # a required quantity: pydantic hoists the validator here
+                schema = copy.deepcopy(_QUANTITY_SCHEMA)
+            else:
+                schema = _schema_for(info.annotation, rules.get("items"), seen, field=True)
         except SchemaError as err:
             raise SchemaError(f"{model.__name__}.{name}: {err}") from None
+        schema.update(_constraints(info.metadata, schema))
         schema.update({k: copy.deepcopy(v) for k, v in rules.items() if k not in _PLACEMENT_RULES})
         if info.description:
             schema.setdefault("description", info.description)
         properties[wire] = schema
-        if rules.get("required"):
+        if rules.get("required") or info.is_required():
             required.append(wire)
     out: dict[str, Any] = {"type": "object", "properties": dict(sorted(properties.items()))}
     if required:
@@ -195,10 +204,12 @@ def _schema_for(
             schema["nullable"] = True
         return schema
     if origin is typing.Annotated:
-        if annotation == Quantity:
-            return {"anyOf": [{"type": "integer"}, {"type": "string"}], "pattern": QUANTITY_PATTERN,
-                    "x-kubernetes-int-or-string": True}
-        return _schema_for(typing.get_args(annotation)[0], items, seen, field=field)
+        base, *metadata = typing.get_args(annotation)
+        if _QUANTITY_CHECK in metadata:
+            return copy.deepcopy(_QUANTITY_SCHEMA)
+        schema = _schema_for(base, items, seen, field=field)
+        schema.update(_constraints(metadata, schema))
+        return schema
     if origin is Literal:
         values = list(typing.get_args(annotation))
         return {**_schema_for(type(values[0]), None, seen), "enum": values}
@@ -226,3 +237,32 @@ def _schema_for(
             raise SchemaError(f"{annotation.__name__} contains itself: a CRD schema cannot be recursive")
         return _object_schema(annotation, root=False, partial=_is_partial(annotation), seen=(*seen, annotation))
     raise SchemaError(f"no OpenAPI schema for the type {annotation!r}")
+
+
+def _constraints(metadata: Sequence[Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAPI keywords for the constraints pydantic checks (``Field(ge=0)``, ``Annotated[str, Field(...)]``)."""
+    out: dict[str, Any] = {}
+    kind = schema.get("type")
+    sized = {"array": ("minItems", "maxItems"), "object": ("minProperties", "maxProperties")}.get(
+        str(kind), ("minLength", "maxLength"))
+    for item in metadata:
+        if isinstance(item, FieldInfo):
+            out.update(_constraints(item.metadata, schema))
+            extra = item.json_schema_extra
+            if isinstance(extra, dict):
+                out.update({k: copy.deepcopy(v) for k, v in extra.items() if k not in _PLACEMENT_RULES})
+        elif isinstance(item, annotated_types.Ge):
+            out["minimum"] = item.ge
+        elif isinstance(item, annotated_types.Gt):
+            out.update(minimum=item.gt, exclusiveMinimum=True)
+        elif isinstance(item, annotated_types.Le):
+            out["maximum"] = item.le
+        elif isinstance(item, annotated_types.Lt):
+            out.update(maximum=item.lt, exclusiveMaximum=True)
+        elif isinstance(item, annotated_types.MinLen):
+            out[sized[0]] = item.min_length
+        elif isinstance(item, annotated_types.MaxLen):
+            out[sized[1]] = item.max_length
+        elif isinstance(getattr(item, "pattern", None), str):
+            out["pattern"] = item.pattern
+    return out
