@@ -2,8 +2,9 @@
 ``pumice crds | kubectl apply -f -``, with the real kubectl.
 
 One apiserver per test module (modules change the cluster in ways others must not see: webhook
-configurations, RBAC). A module sets ``KUBE_FLAGS`` for extra apiserver flags (e.g. RBAC authorization).
-Skipped only when the binaries are not built.
+configurations, RBAC). A module sets ``KUBE_FLAGS`` for extra apiserver flags, and ``KUBE_AUTHORIZATION``
+for an authorization mode other than start.sh's ``AlwaysAllow`` (``RBAC``: the mode is a list flag, so it
+is replaced in a copy of start.sh rather than added). Skipped only when the binaries are not built.
 """
 
 from __future__ import annotations
@@ -86,8 +87,15 @@ def kube(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     port, etcd, _ = _free_ports(3)
     flags = f"{BASE_FLAGS} {getattr(request.module, 'KUBE_FLAGS', '')}".strip()
     env = {**os.environ, "APISERVER_FLAGS": flags}
+    script = KUBE120_TOOLS / "start.sh"
+    mode = getattr(request.module, "KUBE_AUTHORIZATION", None)
+    if mode:
+        text = script.read_text()
+        assert "--authorization-mode=AlwaysAllow" in text, "start.sh no longer sets the authorization mode"
+        script = state / "start.sh"
+        script.write_text(text.replace("--authorization-mode=AlwaysAllow", f"--authorization-mode={mode}"))
     try:
-        proc = subprocess.run(["bash", str(KUBE120_TOOLS / "start.sh"), str(state), str(port), str(etcd)],
+        proc = subprocess.run(["bash", str(script), str(state), str(port), str(etcd)],
                               capture_output=True, text=True, env=env, timeout=120)
         if proc.returncode != 0:
             pytest.fail(f"kube-apiserver did not start: {proc.stderr.strip()[-2000:]}")
