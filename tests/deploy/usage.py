@@ -13,6 +13,7 @@ import functools
 import random
 import sys
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,10 @@ from pumice.api import load_file
 from pumice.clock import VirtualClock
 from pumice.runtime import Cluster, load_admission
 from pumice.runtime.cluster import _Moments
+from pumice.scheduler.conf import parse_conf
 from pumice.store import MemoryStore
 
-__all__ = ["COMPONENT_MODULES", "Rule", "record_usage"]
+__all__ = ["COMPONENT_MODULES", "Rule", "Run", "record_usage", "workloads"]
 
 Rule = tuple[str, str, str]  # (apiGroup, resource, verb)
 COMPONENT_MODULES = {
@@ -50,8 +52,26 @@ def _api(resource: str, subresource: str | None = None) -> tuple[str, str]:
     return group, plural + (f"/{subresource}" if subresource else "")
 
 
-def record_usage(manifests: list[dict[str, Any]], until: float = 3000.0) -> dict[str, set[Rule]]:
-    """Run ``manifests`` on a fresh embedded cluster; the rules each component used."""
+@dataclass
+class Run:
+    """Manifests applied at the start, more applied ``later`` seconds in, on a scheduler configuration."""
+
+    manifests: list[dict[str, Any]]
+    later: list[dict[str, Any]] = field(default_factory=list)
+    conf: str | None = None
+    at: float = 60.0
+
+
+def record_usage(runs: list[Run], until: float = 3000.0) -> dict[str, set[Rule]]:
+    """The rules each component used over ``runs``, each on a fresh embedded cluster."""
+    used: dict[str, set[Rule]] = defaultdict(set)
+    for run in runs:
+        for component, rules in _record(run, until).items():
+            used[component] |= rules
+    return dict(used)
+
+
+def _record(run: Run, until: float) -> dict[str, set[Rule]]:
     used: dict[str, set[Rule]] = defaultdict(set)
     clock = VirtualClock()
     store = MemoryStore(clock=_Moments(clock), admission=load_admission(), rng=random.Random(0))
@@ -77,13 +97,56 @@ def record_usage(manifests: list[dict[str, Any]], until: float = 3000.0) -> dict
     wrap("patch", lambda resource, *a, subresource=None, **k: [(*_api(resource, subresource), "patch")])
     wrap("delete", lambda resource, *a, **k: [(*_api(resource), "delete")])
     wrap("bind", lambda *a, **k: [("", "pods/binding", "create")])
-    cluster = Cluster(store, clock)  # components made after the wrapping: their informers are recorded too
+    conf = parse_conf(run.conf) if run.conf else None
+    cluster = Cluster(store, clock, conf)  # components made after the wrapping: their informers are recorded too
     try:
-        cluster.apply(manifests)
-        cluster.run_until(clock.now() + until)
+        start = clock.now()
+        cluster.apply(run.manifests)
+        if run.later:
+            cluster.run_until(start + run.at)
+            cluster.apply(run.later)
+        cluster.run_until(start + until)
     finally:
         cluster.close()
     return dict(used)
+
+
+#: A scheduler that preempts and reclaims (Volcano's actions, a configuration users write).
+EVICTING_CONF = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+
+
+def workloads(shared: Path) -> list[Run]:
+    """Every path the components have on a cluster: the workload below on Volcano's default configuration,
+    and a queue reclaiming its share from another (the scheduler evicts)."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                       "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    queues = [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+               "spec": {"weight": 1, "reclaimable": True}} for name in ("qa", "qb")]
+
+    def job(name: str, queue: str, replicas: int) -> dict[str, Any]:
+        return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"queue": queue, "minAvailable": 1, "tasks": [{"name": "w", "replicas": replicas,
+                         "template": {"metadata": {"annotations": {"pumice.io/duration": "1h"}}, "spec": {
+                             "containers": [{"name": "c", "image": "busybox",
+                                             "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+
+    reclaim = Run([node, *queues, job("greedy", "qa", 4)], later=[job("owed", "qb", 2)], conf=EVICTING_CONF)
+    return [Run(workload(shared)), reclaim]
 
 
 def workload(shared: Path) -> list[dict[str, Any]]:

@@ -50,7 +50,7 @@ def test_the_service_accounts_have_the_least_rights(kube: Kube, installed: None)
         assert not _can(kube, verb, resource), (verb, resource)
     scheduler = "system:serviceaccount:pumice-system:pumice-scheduler"
     assert _can(kube, "create", "pods/binding", scheduler) and _can(kube, "patch", "podgroups/status", scheduler)
-    assert not _can(kube, "create", "pods", scheduler) and not _can(kube, "delete", "pods", scheduler)
+    assert not _can(kube, "create", "pods", scheduler) and not _can(kube, "create", "jobs.batch.volcano.sh", scheduler)
     controllers = "system:serviceaccount:pumice-system:pumice-controllers"
     assert _can(kube, "create", "pods", controllers) and not _can(kube, "create", "pods/binding", controllers)
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
+from pumice.server import free_port
 from pumice.webhooks import DEFAULT_ENABLED, AdmissionServer
 from pumice.webhooks.registration import MUTATING, VALIDATING
-from tests.conftest import SHARED
+from tests.conftest import REPO, SHARED
 
 from .conftest import Kube
 
@@ -181,3 +186,29 @@ def test_with_the_server_down_volcano_objects_are_refused_and_a_restart_takes_ov
     finally:
         replacement.stop()
         admission.start()  # the module's server again, for whatever runs after
+
+
+def test_pumice_admission_serve_runs_until_sigterm(kube: Kube, admission: AdmissionServer) -> None:
+    """The command a user (or deploy/'s Deployment) runs: serves, takes over the configurations, stops cleanly."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "pumice.cli.main", "admission", "serve", "--kubeconfig",
+                             str(kube.kubeconfig), "--listen-address", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        deadline = time.monotonic() + 60
+        line = ""
+        while "serving at" not in line:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            line = proc.stderr.readline() if proc.stderr else ""
+        assert f"https://127.0.0.1:{port}" in line
+        message = _refused(kube, "apply", "-f", "-", input=_queues({"cli-orphan": {"parent": "nope"}}))
+        assert 'parent queue "nope" does not exist' in message
+        config = json.loads(kube.kubectl("get", "validatingwebhookconfiguration", "pumice-admission-queues-validate",
+                                         "-o", "json").stdout)
+        assert config["webhooks"][0]["clientConfig"]["url"] == f"https://127.0.0.1:{port}/queues/validate"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

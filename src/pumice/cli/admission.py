@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Annotated
 import typer
 
 from pumice.api import GenericObject, dump_yaml
-from pumice.client import ClientError, KubeClient, load_config, load_in_cluster
+from pumice.client import ClientError
 
 __all__ = ["app"]
 
@@ -35,12 +34,6 @@ _Enabled = Annotated[str | None, typer.Option("--enabled-admission",
                                                    "chart's: /jobs/mutate,/jobs/validate,/podgroups/validate,"
                                                    "/queues/mutate,/queues/validate)")]
 _FailurePolicy = Annotated[str, typer.Option("--failure-policy", help="Fail (Volcano's) or Ignore")]
-
-
-def _client(kubeconfig: str | None, context: str | None) -> KubeClient:
-    if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        return KubeClient(load_in_cluster())
-    return KubeClient(load_config(kubeconfig, context=context))
 
 
 def _endpoint(url: str | None, namespace: str | None, service: str | None, port: int):  # type: ignore[no-untyped-def]
@@ -79,12 +72,12 @@ def serve(
                                            help="Create/update the webhook configurations")] = True,
 ) -> None:
     """Serve the webhooks over HTTPS and register them with the cluster (until interrupted)."""
-    from pumice.webhooks import AdmissionServer
+    from pumice.webhooks.server import AdmissionServer, cluster_client
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         endpoint = _endpoint(webhook_url, webhook_namespace, webhook_service_name, webhook_service_port)
-        client = _client(kubeconfig, context)
+        client = cluster_client(kubeconfig, context)
         server = AdmissionServer(client, host=listen_address, port=port, endpoint=endpoint,
                                  enabled=enabled_admission, cert_dir=cert_dir, failure_policy=failure_policy,
                                  register=register)

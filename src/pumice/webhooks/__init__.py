@@ -11,7 +11,7 @@ from .app import create_app
 from .reader import ApiReader
 from .registration import Endpoint, configuration, configurations, register, unregister
 from .review import Review, ReviewError, json_patch, parse_review
-from .server import DEFAULT_PORT, AdmissionServer
+from .server import DEFAULT_PORT, AdmissionServer, cluster_client
 
 __all__ = [
     "DEFAULT_ENABLED",
@@ -24,6 +24,7 @@ __all__ = [
     "ReviewError",
     "Webhook",
     "admit",
+    "cluster_client",
     "configuration",
     "configurations",
     "create_app",

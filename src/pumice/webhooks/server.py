@@ -19,12 +19,13 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import os
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from pumice.client import KubeClient
+from pumice.client import KubeClient, load_config, load_in_cluster
 from pumice.server.runner import ServerThread
 from pumice.server.tls import LOOPBACK_HOSTS, TlsFiles, ensure_certificates
 
@@ -33,11 +34,20 @@ from .app import create_app
 from .reader import ApiReader
 from .registration import Endpoint, configurations, register, unregister
 
-__all__ = ["DEFAULT_PORT", "AdmissionServer"]
+__all__ = ["DEFAULT_PORT", "AdmissionServer", "cluster_client"]
 
 log = logging.getLogger("pumice.webhooks")
 #: Volcano's webhook manager listens on 8443.
 DEFAULT_PORT = 8443
+
+
+def cluster_client(kubeconfig: str | None = None, context: str | None = None) -> KubeClient:
+    """A client of the cluster: the kubeconfig given, else in a pod its service account, else the usual
+    kubeconfig search (``$KUBECONFIG``, ``~/.kube/config``, ...)."""
+    if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST") \
+            and not os.environ.get("KUBECONFIG"):
+        return KubeClient(load_in_cluster())
+    return KubeClient(load_config(kubeconfig, context=context))
 
 
 def _is_unspecified(host: str) -> bool:
@@ -88,10 +98,8 @@ class AdmissionServer:
     @classmethod
     def from_kubeconfig(cls, kubeconfig: str | None = None, context: str | None = None, **kwargs: object
                         ) -> AdmissionServer:
-        """A server for the API server of a kubeconfig (the usual search when ``None``)."""
-        from pumice.client import load_config
-
-        return cls(KubeClient(load_config(kubeconfig, context=context)), **kwargs)  # type: ignore[arg-type]
+        """A server for the API server of a kubeconfig (see :func:`cluster_client`)."""
+        return cls(cluster_client(kubeconfig, context), **kwargs)  # type: ignore[arg-type]
 
     @property
     def endpoint(self) -> Endpoint:
