@@ -1,16 +1,17 @@
 """What admission rules read from the store: queues, children, and pods allocated to a queue.
 
 Rules only read what they look up, so the lookups take the store's own objects, uncopied, when it can
-hand them out (``read_only_results``). They read through a :class:`Reader`: the store they guard (embedded),
-or a read-only view of a real API server (the webhook server, ``pumice.webhooks.ApiReader``).
+hand them out (``copy=False``). They read through a :class:`Reader`: the store they guard (embedded), or a
+read-only view of a real API server (the webhook server's ``pumice.webhooks.ApiReader``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
+from pumice.api.group_name import group_name
 from pumice.api.resources import PODGROUPS, QUEUES
-from pumice.store import NotFound, read_only_results
+from pumice.store import NotFound
 from pumice.store.protocol import FieldSelectorArg, LabelSelectorArg
 
 __all__ = [
@@ -25,14 +26,14 @@ __all__ = [
     "queue_and_children",
 ]
 
-GROUP_NAME = "scheduling.k8s.io/group-name"
 Obj = dict[str, Any]
+
 
 
 class Reader(Protocol):
     """The reads of ``pumice.store.Store`` that admission rules make (``NotFound`` from ``get`` when absent)."""
 
-    def get(self, resource: str, namespace: str | None, name: str) -> Obj: ...
+    def get(self, resource: str, namespace: str | None, name: str, *, copy: bool = True) -> Obj: ...
 
     def list(
         self,
@@ -40,12 +41,14 @@ class Reader(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorArg = None,
         field_selector: FieldSelectorArg = None,
+        *,
+        copy: bool = True,
     ) -> tuple[list[Obj], str]: ...
 
 
 def get_queue(store: Reader, name: str) -> Obj | None:
     try:
-        return store.get(QUEUES, None, name, **read_only_results(store))
+        return store.get(QUEUES, None, name, copy=False)
     except NotFound:
         return None
 
@@ -59,7 +62,7 @@ def parent_of(queue: Obj) -> str:
 
 def children(store: Reader, name: str) -> list[Obj]:
     """Queues whose parent is ``name`` (queues without a parent are root's children)."""
-    items, _ = store.list(QUEUES, **read_only_results(store))
+    items, _ = store.list(QUEUES, copy=False)
     return _children(items, name)
 
 
@@ -69,7 +72,7 @@ def _children(queues: list[Obj], name: str) -> list[Obj]:
 
 def queue_and_children(store: Reader, name: str) -> tuple[Obj | None, list[Obj]]:
     """``(get_queue(store, name), children(store, name))`` from one list of the queues."""
-    items, _ = store.list(QUEUES, **read_only_results(store))
+    items, _ = store.list(QUEUES, copy=False)
     queue = next((q for q in items if (q.get("metadata") or {}).get("name") == name), None)
     return queue, _children(items, name) if queue is not None else []
 
@@ -94,7 +97,7 @@ def allocated_pods(store: Reader, queue: Obj) -> int:
     rewritten only by a session that still sees the queue's jobs), so the pods are counted live.
     """
     name = (queue.get("metadata") or {}).get("name")
-    groups, _ = store.list(PODGROUPS, **read_only_results(store))
+    groups, _ = store.list(PODGROUPS, copy=False)
     members = {
         ((g.get("metadata") or {}).get("namespace"), (g.get("metadata") or {}).get("name"))
         for g in groups
@@ -102,12 +105,11 @@ def allocated_pods(store: Reader, queue: Obj) -> int:
     }
     if not members:
         return 0
-    pods, _ = store.list("pods", **read_only_results(store))
+    pods, _ = store.list("pods", copy=False)
     count = 0
     for pod in pods:
         meta = pod.get("metadata") or {}
-        group = (meta.get("annotations") or {}).get(GROUP_NAME)
-        if (meta.get("namespace"), group) not in members or meta.get("deletionTimestamp"):
+        if (meta.get("namespace"), group_name(pod)) not in members or meta.get("deletionTimestamp"):
             continue
         if (pod.get("spec") or {}).get("nodeName") and (pod.get("status") or {}).get("phase") not in (
             "Succeeded",

@@ -222,8 +222,8 @@ def _schema_for(
             raise SchemaError(f"map keys must be strings, not {key}")
         if value is Any:
             return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-        values = {**_schema_for(value, None, seen), **copy.deepcopy(items or {})}
-        return {"type": "object", "additionalProperties": values}
+        each = {**_schema_for(value, None, seen), **copy.deepcopy(items or {})}
+        return {"type": "object", "additionalProperties": each}
     if annotation is str:
         return {"type": "string"}
     if annotation is bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pumice.admission import (
     Reader,
@@ -45,7 +45,8 @@ class Webhook:
     path: str
     #: The webhook's name in its configuration (what the API server's refusals quote).
     name: str
-    type: Literal["mutating", "validating"]
+    #: Mutating (defaults, as a JSON patch) or validating (admit or refuse).
+    mutating: bool
     model: type[KubeObject]
     operations: tuple[str, ...]
 
@@ -64,12 +65,12 @@ class Webhook:
 #: Volcano's webhooks that pumice has the rules of (``hypernodes``, ``cronjobs``, ``jobflows`` and ``pods``
 #: webhooks are not among them).
 WEBHOOKS: tuple[Webhook, ...] = (
-    Webhook("/jobs/mutate", "mutatejob.volcano.sh", "mutating", Job, ("CREATE",)),
-    Webhook("/jobs/validate", "validatejob.volcano.sh", "validating", Job, ("CREATE", "UPDATE")),
-    Webhook("/podgroups/mutate", "mutatepodgroup.volcano.sh", "mutating", PodGroup, ("CREATE",)),
-    Webhook("/podgroups/validate", "validatepodgroup.volcano.sh", "validating", PodGroup, ("CREATE",)),
-    Webhook("/queues/mutate", "mutatequeue.volcano.sh", "mutating", Queue, ("CREATE",)),
-    Webhook("/queues/validate", "validatequeue.volcano.sh", "validating", Queue, ("CREATE", "UPDATE", "DELETE")),
+    Webhook("/jobs/mutate", "mutatejob.volcano.sh", True, Job, ("CREATE",)),
+    Webhook("/jobs/validate", "validatejob.volcano.sh", False, Job, ("CREATE", "UPDATE")),
+    Webhook("/podgroups/mutate", "mutatepodgroup.volcano.sh", True, PodGroup, ("CREATE",)),
+    Webhook("/podgroups/validate", "validatepodgroup.volcano.sh", False, PodGroup, ("CREATE",)),
+    Webhook("/queues/mutate", "mutatequeue.volcano.sh", True, Queue, ("CREATE",)),
+    Webhook("/queues/validate", "validatequeue.volcano.sh", False, Queue, ("CREATE", "UPDATE", "DELETE")),
 )
 #: Enabled unless told otherwise: those of Volcano's Helm chart (``custom.enabled_admissions``) pumice serves.
 DEFAULT_ENABLED: tuple[str, ...] = (
@@ -101,7 +102,7 @@ def admit(hook: Webhook, review: Review, reader: Reader) -> Obj:
     if review.operation not in hook.operations:
         return allow(review)  # not registered for it: nothing to say
     try:
-        if hook.type == "mutating":
+        if hook.mutating:
             return allow(review, _mutate(hook, review, reader))
         _validate(hook, review, reader)
     except StoreError as err:

@@ -42,7 +42,8 @@ class ApiReader:
             raise NotFound(f"the resource {name!r} is not one pumice reads")
         return res
 
-    def get(self, resource: str, namespace: str | None, name: str) -> Obj:
+    def get(self, resource: str, namespace: str | None, name: str, *, copy: bool = True) -> Obj:
+        """One object, fresh from the API server (``copy`` changes nothing: every answer is the caller's)."""
         res = self._resource(resource)
         try:
             return self.client.get(res, name, namespace)
@@ -57,7 +58,10 @@ class ApiReader:
         namespace: str | None = None,
         label_selector: LabelSelectorArg = None,
         field_selector: FieldSelectorArg = None,
+        *,
+        copy: bool = True,
     ) -> tuple[list[Obj], str]:
+        """Every matching object (all namespaces when ``namespace`` is None) and the list's resourceVersion."""
         res = self._resource(resource)
         return self.client.list_with_version(
             res,

@@ -113,9 +113,9 @@ def configuration(
         "sideEffects": "None",
         "timeoutSeconds": TIMEOUT_SECONDS,
     }
-    if hook.type == "mutating":
+    if hook.mutating:
         webhook["reinvocationPolicy"] = "Never"
-    resource = MUTATING if hook.type == "mutating" else VALIDATING
+    resource = MUTATING if hook.mutating else VALIDATING
     return {
         "apiVersion": resource.api_version,
         "kind": resource.kind,
@@ -186,7 +186,7 @@ def register(client: KubeClient, configs: Iterable[Obj], attempts: int = 5) -> N
 def unregister(client: KubeClient, hooks: Iterable[Webhook]) -> None:
     """Delete the configurations of ``hooks`` (absent ones are fine)."""
     for hook in hooks:
-        resource = MUTATING if hook.type == "mutating" else VALIDATING
+        resource = MUTATING if hook.mutating else VALIDATING
         try:
             client.delete(resource, config_name(hook))
         except ApiError as err:
