@@ -166,8 +166,8 @@ def _flag(meta: dict[str, Any], key: str, default: bool) -> bool:
 
 
 class ShapeTable:
-    """Interned shape keys: replicas of one task share one key object, so hot paths compare them by
-    identity. One table per snapshot builder (a live cache keeps its own across rebuilds)."""
+    """Shape keys, interned: replicas of one task share one key object, so hot paths compare them
+    by identity. One table per snapshot builder (a live cache keeps its own across rebuilds)."""
 
     #: A long-lived process sees many pod templates come and go: the table starts over past this.
     LIMIT = 200_000
@@ -175,27 +175,24 @@ class ShapeTable:
     def __init__(self) -> None:
         self._keys: dict[Shape, Shape] = {}
 
-    def intern(self, key: Shape) -> Shape:
+    def key(self, pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> Shape:
+        """The pod's shape: replicas of one task share it (their static feasibility and scores are equal)."""
+        spec = pod.get("spec") or {}
+        labels = _meta(pod).get("labels") or {}
+        key = (
+            _meta(pod).get("namespace") or "default",
+            resreq.tobytes(),
+            init.tobytes(),
+            repr(spec.get("nodeSelector")),
+            repr(spec.get("affinity")),
+            repr(spec.get("tolerations")),
+            repr(spec.get("topologySpreadConstraints")),
+            repr(sorted(labels.items())) if (spec.get("affinity") or {}) else "",
+            repr([c.get("ports") for c in spec.get("containers") or [] if c.get("ports")]),
+        )
         if len(self._keys) > self.LIMIT:
             self._keys.clear()
         return self._keys.setdefault(key, key)
-
-
-def shape_key(pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> Shape:
-    """Replicas of one task share this key: their static feasibility and scores are equal."""
-    spec = pod.get("spec") or {}
-    labels = _meta(pod).get("labels") or {}
-    return (
-        _meta(pod).get("namespace") or "default",
-        resreq.tobytes(),
-        init.tobytes(),
-        repr(spec.get("nodeSelector")),
-        repr(spec.get("affinity")),
-        repr(spec.get("tolerations")),
-        repr(spec.get("topologySpreadConstraints")),
-        repr(sorted(labels.items())) if (spec.get("affinity") or {}) else "",
-        repr([c.get("ports") for c in spec.get("containers") or [] if c.get("ports")]),
-    )
 
 
 @dataclass
@@ -329,7 +326,7 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
         resreq, init, nonzero, shape, derived = hit.resreq, hit.init_resreq, hit.nonzero, hit.shape, hit.derived
     else:
         resreq, init, nonzero = pod_requests(space, pod)
-        shape = catalog.shapes.intern(shape_key(pod, resreq, init))
+        shape = catalog.shapes.key(pod, resreq, init)
     ann = meta.get("annotations") or {}
     labels = meta.get("labels") or {}
     priority = spec.get("priority")

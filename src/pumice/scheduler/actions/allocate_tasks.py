@@ -39,6 +39,7 @@ def allocate_tasks(ssn: Session, jt: JobTopology, sj: SubJob, sheet: TaskSheet, 
     if subset is not None and len(subset) == 0:
         return None
     track = ctx if sj.topology is not None else None
+    policy = jt.has_policy
     placer = ssn.placer
     stmt = Statement(ssn)
     allocated = sj.allocated_hypernode
@@ -46,8 +47,8 @@ def allocate_tasks(ssn: Session, jt: JobTopology, sj: SubJob, sheet: TaskSheet, 
         task = sheet.pop()
         if not ssn.allocatable(queue, task):
             continue
-        if jt.role_failed(sj, task):
-            continue
+        if task.role and job.fit_errors and jt.role_failed(sj, task):
+            continue  # the predicate-error cache: this role fitted nowhere already
         err = ssn.pre_predicate(task)
         if err:
             job.fit_errors[task.uid] = err
@@ -71,7 +72,7 @@ def allocate_tasks(ssn: Session, jt: JobTopology, sj: SubJob, sheet: TaskSheet, 
             lowest = track.tree.lowest_hypernode_of_node(choice.node)
             if lowest:
                 allocated = track.tree.lca(lowest, allocated)
-        if subjob_ready(ssn, jt, sj):
+        if ssn.subjob_ready(sj) if policy else ssn.job_ready(job):  # subjob_ready(), inline: once a pod
             break
     if subjob_ready(ssn, jt, sj) or subjob_pipelined(ssn, jt, sj):
         return stmt
