@@ -147,8 +147,13 @@ class JobInfo:
     #: count() answers until the next status change (sessions ask the same questions often).
     _counts: dict[int, int] = field(default_factory=dict)
     schedule_start: float = 0.0
+    #: Neither network topology nor a subGroupPolicy (Volcano: not ``ContainsNetworkTopology()`` and
+    #: not ``ContainsSubJobPolicy()``): all its pods are in one SubJob without topology. Both are
+    #: PodGroup spec fields: a PodGroup whose spec changes makes a new JobInfo.
+    plain: bool = field(init=False)
 
     def __post_init__(self) -> None:
+        self.plain = self.network_topology is None and not (self.pod_group.get("spec") or {}).get("subGroupPolicy")
         self.allocated = self.resources.zeros()
         self.total_request = self.resources.zeros()
         self.pending_request = self.resources.zeros()

@@ -14,7 +14,7 @@ from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskStatus
 from pumice.scheduler.topology.allocate import allocate_job_turn, uses_topology_path
 from pumice.scheduler.topology.subjobs import JobTopology
-from pumice.scheduler.topology.worksheet import TaskSheet, schedulable, task_sheet
+from pumice.scheduler.topology.worksheet import TaskSheet, job_sheet
 
 
 class AllocateAction(Action):
@@ -44,10 +44,10 @@ class AllocateAction(Action):
             queue = ssn.queue_of(job)
             if queue is None:
                 continue
-            tasks = [t for t in job.tasks.values() if schedulable(t)]
-            if not tasks:
+            sheet = job_sheet(ssn, job)
+            if sheet is None:
                 continue
-            sheets[job.uid] = task_sheet(ssn, tasks)
+            sheets[job.uid] = sheet
             jobs_by_queue.setdefault(queue.name, PriorityQueue(ssn.job_order_less)).push(job)
             if queue.name not in seen:
                 seen.add(queue.name)

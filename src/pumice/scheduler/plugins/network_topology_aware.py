@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from pumice.scheduler.model import JobInfo, TaskInfo
 from pumice.scheduler.resources import CPU, EPS, MEMORY
 from pumice.scheduler.topology.context import PURPOSE_ALLOCATE, PURPOSE_EVICT, SearchRequest, topology_of
 from pumice.scheduler.topology.resources import HyperNodeResources, RowScorer, binpack_scores
-from pumice.scheduler.topology.subjobs import SubJob, ordered_sum, plain_job
+from pumice.scheduler.topology.subjobs import SubJob, ordered_sum
 from pumice.scheduler.topology.tree import HyperNodeInfo
 
 MAX_SCORE = 100.0
@@ -60,10 +60,11 @@ class NodeGroups:
     #: have one (np.where would change nothing).
     parts: list[tuple[float, np.ndarray | None, np.ndarray]]
 
-    @property
-    def scores(self) -> bool:
-        """Whether the tier weights make a score."""
-        return self.weight_sum > 0 and not math.isinf(self.weight_sum)
+    #: Whether the tier weights make a score.
+    scores: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.scores = self.weight_sum > 0 and not math.isinf(self.weight_sum)
 
 
 class TierRows:
@@ -422,7 +423,7 @@ class NetworkTopologyAwarePlugin(Plugin):
     def _subjob(self, job: JobInfo, task: TaskInfo) -> SubJob | None:
         """The task's SubJob; None (without building the job's SubJobs) for a plain job: all its
         pods are in its default SubJob, without topology."""
-        if plain_job(job):
+        if job.plain:
             return None
         return self.ctx.job(job).task_subjob.get(task.uid)
 

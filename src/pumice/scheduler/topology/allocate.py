@@ -23,12 +23,13 @@ from pumice.scheduler.topology.context import (
     PURPOSE_ALLOCATE,
     HyperNodeSearchShortcuts,
     SearchRequest,
+    SearchShortcuts,
     TopologyContext,
     best_of,
     topology_of,
 )
 from pumice.scheduler.topology.reason import no_fit_reason
-from pumice.scheduler.topology.subjobs import JobTopology, SubJob, plain_job
+from pumice.scheduler.topology.subjobs import JobTopology, SubJob
 from pumice.scheduler.topology.tree import HyperNodeInfo
 from pumice.scheduler.topology.worksheet import JobSheet, TaskSheet, build_job_sheet
 
@@ -90,13 +91,21 @@ def _request(jt: JobTopology, sj: SubJob | None) -> SearchRequest:
     return SearchRequest(sj.topology, sj.allocated_hypernode, sj.min_resources(jt.job.resources.zeros()))
 
 
-def _shortcuts(ssn: Session) -> HyperNodeSearchShortcuts | None:
-    """The plugin of the only enabled HyperNodeOrderFn, if it offers search shortcuts."""
-    orders = ssn.registered(HYPERNODE_ORDER)
-    if len(orders) != 1:
-        return None
-    plugin = ssn.plugins.get(orders[0][0])
-    return plugin if isinstance(plugin, HyperNodeSearchShortcuts) else None
+def _shortcuts(ssn: Session) -> SearchShortcuts:
+    """Which plugin offers topology allocate search shortcuts (looked up once per session)."""
+    ctx = topology_of(ssn)
+    found = ctx.shortcuts
+    if found is None:
+        found = ctx.shortcuts = SearchShortcuts()
+        orders = ssn.registered(HYPERNODE_ORDER)
+        plugin = ssn.plugins.get(orders[0][0]) if len(orders) == 1 else None
+        if isinstance(plugin, HyperNodeSearchShortcuts):
+            # the plugin of the only enabled HyperNodeOrderFn offers them
+            found.order = plugin
+            grads = ssn.registered(HYPERNODE_GRADIENT)
+            if grads and grads[0][0] == orders[0][0]:  # and it is the first HyperNodeGradientFn
+                found.alone = plugin
+    return found
 
 
 def _ties_only_at_max(ssn: Session) -> bool:
@@ -104,7 +113,7 @@ def _ties_only_at_max(ssn: Session) -> bool:
     per 100) only to HyperNodes tied at the best score (see :class:`HyperNodeSearchShortcuts`):
     then the winner is among the best-scored successful candidates, so candidates may be dry-run
     best score first and the search stopped at the first score level with a solution."""
-    return _shortcuts(ssn) is not None
+    return _shortcuts(ssn).order is not None
 
 
 def _dry_run_subjob(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: SubJob, sheet: TaskSheet,
@@ -283,11 +292,7 @@ def _bounds(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet: JobSheet
 def _alone_bounds(ssn: Session) -> HyperNodeSearchShortcuts | None:
     """The plugin that owns both the first gradient and the (only) order function, if it offers
     ``alone_bounds``: the values ``_bounds`` computes, for all candidates at once."""
-    owner = _shortcuts(ssn)
-    grads = ssn.registered(HYPERNODE_GRADIENT)
-    if owner is None or not grads or grads[0][0] != ssn.registered(HYPERNODE_ORDER)[0][0]:
-        return None
-    return owner
+    return _shortcuts(ssn).alone
 
 
 def _none_pending(jt: JobTopology) -> bool:
@@ -394,7 +399,7 @@ def _commit_decision(ctx: TopologyContext, jt: JobTopology) -> None:
 # --- the allocate action's branch -----------------------------------------------------------------
 def uses_topology_path(ssn: Session, job: JobInfo) -> bool:
     """Jobs with hard topology (soft counts, converted) or SubJob policies take this path."""
-    if plain_job(job):
+    if job.plain:
         return False
     return topology_of(ssn).job(job).needs_topology_path()
 

@@ -35,6 +35,16 @@ class SearchRequest:
     min_resource: np.ndarray
 
 
+@dataclass(slots=True)
+class SearchShortcuts:
+    """The plugins offering :class:`HyperNodeSearchShortcuts` to topology allocate, if any: ``order``
+    is the only enabled HyperNodeOrderFn's; ``alone``, the same plugin if it is also the first
+    HyperNodeGradientFn (then its ``alone_bounds`` may answer for both)."""
+
+    order: HyperNodeSearchShortcuts | None = None
+    alone: HyperNodeSearchShortcuts | None = None
+
+
 @dataclass(eq=False)
 class TopologyContext:
     tree: HyperNodeTree
@@ -47,6 +57,8 @@ class TopologyContext:
     decisions: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     #: Filled by the network-topology-aware plugin: per-HyperNode resource sums.
     resources: HyperNodeResources | None = None
+    #: Which plugin offers topology allocate its search shortcuts (found on first use).
+    shortcuts: SearchShortcuts | None = None
 
     def job(self, job: JobInfo) -> JobTopology:
         jt = self.jobs.get(job.uid)

@@ -20,12 +20,6 @@ from pumice.scheduler.model import ALLOCATED_STATUS, READY_STATUS, JobInfo, Task
 from pumice.scheduler.topology.tree import HyperNodeTree
 
 
-def plain_job(job: JobInfo) -> bool:
-    """Neither network topology nor a subGroupPolicy (Volcano: not ``ContainsNetworkTopology()``
-    and not ``ContainsSubJobPolicy()``): all its pods are in its default SubJob, without topology."""
-    return job.network_topology is None and not (job.pod_group.get("spec") or {}).get("subGroupPolicy")
-
-
 def ordered_sum(zeros: np.ndarray, vectors: list[np.ndarray]) -> np.ndarray:
     """``zeros + v0 + v1 + ...`` added one vector at a time, in order (as a loop of ``+=`` would, to
     the bit: a cumulative sum adds in order), in a few numpy calls."""

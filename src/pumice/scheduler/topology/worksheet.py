@@ -9,7 +9,7 @@ from functools import cmp_to_key
 from typing import TYPE_CHECKING, Any
 
 from pumice.scheduler.framework.pqueue import PriorityQueue
-from pumice.scheduler.model import Shape, TaskInfo, TaskStatus
+from pumice.scheduler.model import JobInfo, Shape, TaskInfo, TaskStatus
 from pumice.scheduler.topology.subjobs import JobTopology, SubJob
 
 if TYPE_CHECKING:
@@ -71,11 +71,19 @@ def schedulable(task: TaskInfo) -> bool:
             and not (task.pod.get("spec") or {}).get("schedulingGates"))
 
 
-def task_sheet(ssn: Session, tasks: list[TaskInfo]) -> TaskSheet:
-    """A sheet of ``tasks`` in task order (usually in index order already, which the sort then
-    only verifies)."""
-    ordered = sorted(tasks, key=cmp_to_key(ssn.task_order_cmp))
-    return TaskSheet(ordered, Counter(t.shape for t in ordered))
+def job_sheet(ssn: Session, job: JobInfo) -> TaskSheet | None:
+    """The job's schedulable tasks in task order (usually in index order already, which the sort
+    then only verifies), or None if it has none. (``schedulable``, inline: this runs for every pod.)"""
+    tasks: list[TaskInfo] = []
+    shapes: Counter[Shape] = Counter()
+    for t in job.tasks.values():
+        if t.status != TaskStatus.PENDING or t.best_effort or (t.pod.get("spec") or {}).get("schedulingGates"):
+            continue
+        tasks.append(t)
+        shapes[t.shape] += 1
+    if not tasks:
+        return None
+    return TaskSheet(sorted(tasks, key=cmp_to_key(ssn.task_order_cmp)), shapes)
 
 
 def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | None = None) -> JobSheet:
