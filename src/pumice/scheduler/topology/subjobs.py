@@ -115,9 +115,11 @@ class JobTopology:
     @classmethod
     def plain(cls, job: JobInfo) -> JobTopology:
         """A job without topology and SubJob policies: one SubJob of all its tasks (what
-        :func:`build_job_topology` makes of it, without a HyperNode tree)."""
+        :func:`build_job_topology` makes of it, without a HyperNode tree). Its ``task_subjob`` is
+        left empty (every task is in the one SubJob): the allocate walk, its only user, needs no
+        map, and every plain job of a session would hold one."""
         sj = SubJob(job.uid, job.uid, job, job.min_available, None, tasks=list(job.tasks.values()))
-        return cls(job, None, {sj.uid: sj}, dict.fromkeys(job.tasks, sj), {}, False)
+        return cls(job, None, {sj.uid: sj}, {}, {}, False)
 
     def role_failed(self, sj: SubJob, task: TaskInfo) -> bool:
         """Volcano ``TaskHasFitErrors(subJob, task)``: a task of the same role in the SubJob found no
