@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
+from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, ResourceRegistry, Store
 
 __all__ = [
     "admitted_deletes",
@@ -17,7 +17,7 @@ __all__ = [
     "resource_for",
 ]
 
-_KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
+_BUILT_IN = ResourceRegistry(DEFAULT_RESOURCES)
 
 
 def load_admission() -> Callable[..., Any] | None:
@@ -68,15 +68,18 @@ def attach_admission(store: Store) -> None:
 
 
 def resource_for(obj: Mapping[str, Any], store: Store | None = None) -> ResourceInfo:
-    """The store resource of an object from its kind (``KeyError`` if the kind is unknown)."""
-    kind = str(obj.get("kind") or "")
+    """The store resource serving an object, from its apiVersion and kind (the store's registry first: it knows
+    the custom resources of its CRDs). A reference without apiVersion (``{kind: Job, name: x}`` in a scenario's
+    delete) takes the first resource of that kind: Volcano's Job before Kubernetes'. ``KeyError`` naming the
+    type if none serves it, as kubectl's "no matches for kind"."""
+    api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
     registry = getattr(store, "resources", None)
-    if registry is not None:
-        for name in registry:
-            info = registry[name]
-            if info.kind == kind:
+    for known in (registry, _BUILT_IN):
+        if isinstance(known, ResourceRegistry):
+            info = known.for_type(api_version, kind) if api_version else known.for_kind(kind)
+            if info is not None:
                 return info
-    return _KINDS[kind]
+    raise KeyError(f'no matches for kind "{kind}" in version "{api_version}"')
 
 
 def default_queues(store: Store) -> None:

@@ -17,7 +17,7 @@ from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound
 from .memory import MemoryStore
 from .patch import apply_json_patch, apply_merge_patch, apply_patch
 from .protocol import Admission, EventType, Operation, Store, Watch, WatchEvent
-from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
+from .resources import CRDS, DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry, custom_resource, custom_resources
 from .selectors import (
     FieldRequirement,
     FieldSelector,
@@ -30,6 +30,7 @@ from .sqlite import SqliteBackend, SqliteStore
 from .watch import FeedWatcher, Watcher
 
 __all__ = [
+    "CRDS",
     "DEFAULT_HISTORY",
     "DEFAULT_RESOURCES",
     "Admission",
@@ -66,6 +67,8 @@ __all__ = [
     "apply_merge_patch",
     "apply_patch",
     "change_marker",
+    "custom_resource",
+    "custom_resources",
     "format_timestamp",
     "owned_patch",
     "parse_field_selector",

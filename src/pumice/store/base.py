@@ -28,7 +28,7 @@ from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound
 from .jsonutil import copy_json, is_plain_json, normalize_json
 from .patch import PATCH_TYPES, apply_patch, merge_patch_shared, merge_status_shared, normalize_patch_type
 from .protocol import Admission, FieldSelectorArg, LabelSelectorArg, WatchEvent
-from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
+from .resources import CRDS, DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry, custom_resources
 from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 from .watch import Feed, FeedWatcher, Watcher
 
@@ -235,6 +235,12 @@ class BaseStore:
         for resource, namespace, name, obj in state.objects:
             self._objects.setdefault(resource, {}).setdefault(namespace, {})[name] = obj
         self._log.extend(state.events[-history:])
+        self._define_custom()
+
+    def _define_custom(self) -> None:
+        """Serve the custom resources of the stored CustomResourceDefinitions (after every write to them)."""
+        if CRDS in self._registry:
+            self._registry.define_custom(custom_resources(self._iter_objects(CRDS, "")))
 
     # --- small helpers ------------------------------------------------------------------------------------
 
@@ -320,6 +326,8 @@ class BaseStore:
             raise BadRequest(
                 f"apiVersion {api_version!r} does not belong to resource {info.name!r} (expected {info.api_version!r})"
             )
+        if info.other_versions and api_version != info.api_version and info.serves(api_version):
+            obj["apiVersion"] = info.api_version  # stored in the storage version, as Kubernetes converts it
 
     @staticmethod
     def _check_name(name: Any) -> str:
@@ -810,6 +818,8 @@ class BaseStore:
             del by_name[name]
         else:
             by_name[name] = new
+        if resource == CRDS:
+            self._define_custom()
         if batch is None:
             self._publish(event)
         else:
@@ -894,6 +904,8 @@ class BaseStore:
                 by_name.pop(name, None)
             else:
                 by_name[name] = previous
+        if any(resource == CRDS for resource, _, _, _ in batch.undo):
+            self._define_custom()
         self._rv, self._rv_text = batch.start_rv, str(batch.start_rv)
         self._writes += 1  # readers polling the count look again
         self._batch = None
