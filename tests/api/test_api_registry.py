@@ -58,7 +58,7 @@ from pumice.api import (
 def test_resource_names(names: list[str], model: type | None) -> None:
     for name in names:
         found = model_for_resource(name)
-        assert found is model if model is not None else found.PLURAL == name
+        assert found is model if model is not None else name == found.PLURAL
         assert kind_for_resource(name) == found.KIND
 
 

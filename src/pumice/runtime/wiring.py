@@ -11,6 +11,7 @@ from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Resourc
 __all__ = [
     "admitted_deletes",
     "admitted_resources",
+    "admitted_updates",
     "attach_admission",
     "default_queues",
     "load_admission",
@@ -33,30 +34,39 @@ def load_admission() -> Callable[..., Any] | None:
     if getattr(hook, "resources", None) is None:
         with contextlib.suppress(ImportError, AttributeError):
             hook.resources = admitted_resources()  # type: ignore[attr-defined]
+            hook.updates = admitted_updates()  # type: ignore[attr-defined]
             hook.deletes = admitted_deletes()  # type: ignore[attr-defined]
     return hook
 
 
 def admitted_resources() -> frozenset[str]:
-    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups and Queues (see ``pumice.admission``).
+    """What the admission hook vets (see ``pumice.admission``): main-resource writes of Volcano's kinds, the
+    workloads, RBAC objects, CRDs (and the custom resources they define), and pod creations.
 
-    Declared to the store as the hook's ``resources``, so that every other write (pods, nodes, every status
-    write and binding) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
+    Declared to the store as the hook's ``resources``, so that every other write (every status write and
+    binding, pod updates) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
     the hook indeed leaves those writes alone.
     """
-    from pumice.admission.hook import JOBS, PODGROUPS, QUEUES  # type: ignore[attr-defined, unused-ignore]
+    from pumice.admission import ADMITTED_RESOURCES  # type: ignore[attr-defined, unused-ignore]
 
-    return frozenset({JOBS, PODGROUPS, QUEUES})
+    return frozenset(ADMITTED_RESOURCES)
+
+
+def admitted_updates() -> frozenset[str]:
+    """The updates the admission hook vets: those of ``admitted_resources()`` but pods."""
+    from pumice.admission import ADMITTED_UPDATES  # type: ignore[attr-defined, unused-ignore]
+
+    return frozenset(ADMITTED_UPDATES)
 
 
 def admitted_deletes() -> frozenset[str]:
-    """The deletions Volcano's webhooks vet: only of Queues (a queue with children or a built-in one stays).
+    """The deletions the admission hook vets: only of Queues (a queue with children or a built-in one stays).
 
     Declared as the hook's ``deletes``: deleting a PodGroup or a Job then costs no copy of it for the hook.
     """
-    from pumice.admission.hook import QUEUES  # type: ignore[attr-defined, unused-ignore]
+    from pumice.admission import ADMITTED_DELETES  # type: ignore[attr-defined, unused-ignore]
 
-    return frozenset({QUEUES})
+    return frozenset(ADMITTED_DELETES)
 
 
 def attach_admission(store: Store) -> None:

@@ -358,6 +358,11 @@ class BaseStore:
         scope = getattr(hook, "resources", None)
         return scope is None or resource in scope
 
+    def _vets_update(self, resource: str) -> bool:
+        """Whether the admission hook wants to see updates of ``resource`` (its ``updates``, if declared)."""
+        scope = getattr(self._admission, "updates", None)
+        return self._vets(resource) if scope is None else resource in scope
+
     def _vets_delete(self, resource: str) -> bool:
         """Whether the admission hook wants to see deletions of ``resource`` (its ``deletes``, if declared)."""
         scope = getattr(self._admission, "deletes", None)
@@ -604,7 +609,7 @@ class BaseStore:
                 f"Precondition failed: UID in precondition: {wanted_uid}, UID in object meta: {old_meta.get('uid')}"
             )
         qualified = _qualified(resource, subresource)
-        vetted = self._vets(qualified)
+        vetted = self._vets_update(qualified)
         new = self._prepare_update(info, old, incoming, subresource, owned=vetted)
         if vetted:
             admitted = self._admit("UPDATE", qualified, new, old)
@@ -674,7 +679,7 @@ class BaseStore:
             old = None if by_name is None else by_name.get(name)
             if old is None:
                 old = self._require(resource, ns, name)
-            vetted = self._admission is not None and self._vets(qualified)
+            vetted = self._admission is not None and self._vets_update(qualified)
             if kind == "merge" and sub == "status" and not vetted and len(patch) == 1 and "status" in patch:
                 # the usual status write: only ``status`` changes, so no rule of an update has anything to check
                 new = merge_status_shared(old, patch["status"], owned=owned)
