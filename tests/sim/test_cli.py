@@ -190,3 +190,41 @@ def test_progress_bar_follows_virtual_time(write: Write) -> None:
         run_scenario(load_path(write("s.yaml", SCENARIO)), progress=progress)
     assert seen[0] == 0 and seen[-1] == 3600 and seen == sorted(seen)
     assert bar.progress.tasks[0].total == 3600
+
+
+QUEUE_ANNOTATED = """
+name: queue-annotated
+cluster:
+  nodes:
+    - {count: 1, cpu: 4, memory: 8Gi}
+timeline:
+  - at: 0s
+    apply:
+      - apiVersion: scheduling.volcano.sh/v1beta1
+        kind: Queue
+        metadata: {name: queue1}
+        spec: {weight: 1}
+  - at: 1s
+    apply:
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: plain
+          annotations: {scheduling.volcano.sh/queue-name: queue1, pumice.io/duration: "60"}
+        spec:
+          schedulerName: volcano
+          containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+until: 10m
+"""
+
+
+@needs_admission
+@needs_controllers
+def test_plain_pods_count_under_the_queue_their_podgroup_carries(write: Write) -> None:
+    """Issue 19, defect 5: a plain pod annotated with a queue is that queue's job, not ``default``'s."""
+    data = run_json(str(write("q.yaml", QUEUE_ANNOTATED)))
+    (job,) = data["jobs"]
+    assert job["queue"] == "queue1" and job["kind"] == "PodGroup" and job["submitted"] == 1
+    assert [p["name"] for p in job["pods"]] == ["plain"] and job["phase"] == "Completed"
+    assert set(data["queues"]) == {"queue1"}
+    assert data["queues"]["queue1"]["jobs"] == 1 and data["queues"]["queue1"]["finished"] == 1

@@ -246,6 +246,28 @@ class Recorder:
             return rec if rec is not None else self._job("PodGroup", ns, group)
         return self._job("Pod", ns, name)
 
+    def _regroup(self, uid: str, rec: PodRecord, pod: dict[str, Any], ns: str, name: str) -> None:
+        """A plain pod seen before its PodGroup was made for it joins that group's record (and its queue, from
+        the ``scheduling.volcano.sh/queue-name`` annotation, as the PodGroup carries it)."""
+        job = self._job_of(pod, ns, name)
+        if job.key == rec.job:
+            return
+        old = self.jobs.get(rec.job)
+        if old is not None:
+            old.pods.remove(uid)
+            if not old.pods:
+                del self.jobs[rec.job]
+            if job.submitted is None or (old.submitted is not None and old.submitted < job.submitted):
+                job.submitted = old.submitted
+        job.pods.append(uid)
+        rec.job = job.key
+        if rec.queue != job.queue:
+            if rec.node and rec.end is None:  # already holding resources: move them to the new queue
+                self.queue_used[rec.queue] -= rec.vector
+                self.queue_used.setdefault(job.queue, np.zeros(3))
+                self.queue_used[job.queue] += rec.vector
+            rec.queue = job.queue
+
     def _on_pod(self, ev: WatchEvent, t: float) -> bool:
         pod = ev.object
         meta = pod.get("metadata") or _NO_META
@@ -263,6 +285,8 @@ class Recorder:
             self.pods[uid] = rec
             self.latest[f"{ns}/{name}"] = uid
             self.shapes[rec.vector.tobytes()] += 1
+        elif rec.job[0] == "Pod" and ev.type != "DELETED":
+            self._regroup(uid, rec, pod, ns, name)
         node = (pod.get("spec") or _NO_META).get("nodeName") or ""
         phase = (pod.get("status") or _NO_META).get("phase") or "Pending"
         was_holding = rec.node and rec.end is None
