@@ -10,16 +10,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pumice.api.batch_v1 import CONTROLLER_UID_LABELS, JOB_NAME_LABELS
 from pumice.store import Invalid
 from pumice.store.errors import StoreError
 from pumice.store.selectors import parse_label_selector
 
-__all__ = ["CONTROLLER_UID_LABELS", "JOB_NAME_LABELS", "default_workload", "validate_workload"]
+__all__ = ["default_workload", "validate_workload"]
 
 Obj = dict[str, Any]
-#: Labels the Job controller selects its pods by (the ``batch.kubernetes.io/`` ones since Kubernetes 1.27).
-CONTROLLER_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
-JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 _PERCENT = re.compile(r"^(\d+)%$")
 
 

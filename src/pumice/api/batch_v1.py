@@ -8,7 +8,12 @@ from pumice.api.base import ApiModel, Int, StrictBool
 from pumice.api.core import PodTemplateSpec
 from pumice.api.meta import KubeObject, LabelSelector
 
-__all__ = ["BatchJob", "BatchJobCondition", "BatchJobSpec", "BatchJobStatus"]
+__all__ = ["CONTROLLER_UID_LABELS", "JOB_NAME_LABELS", "BatchJob", "BatchJobCondition", "BatchJobSpec",
+           "BatchJobStatus"]
+
+#: Labels a Job's pods are selected by (the ``batch.kubernetes.io/`` ones since Kubernetes 1.27).
+CONTROLLER_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 
 
 class BatchJobSpec(ApiModel):

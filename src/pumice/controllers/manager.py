@@ -1,4 +1,5 @@
-"""``ControllerManager``: every controller of ``vc-controller-manager`` over one store and one clock.
+"""``ControllerManager``: every controller of ``vc-controller-manager`` over one store and one clock, and in an
+embedded cluster the controllers of ``kube-controller-manager`` that Volcano's users rely on.
 
 ``sync()`` runs the controllers in a fixed order until a whole round writes nothing (bounded, so a
 controller that keeps writing cannot hang the caller); ``next_wakeup()`` is the earliest time any of
@@ -12,10 +13,17 @@ from typing import Any, Protocol
 from pumice.clock import Clock
 from pumice.store import Store, change_marker
 
+from .batchjob import BatchJobController
+from .cronjob import CronJobController
+from .deployment import DeploymentController
 from .gc import GarbageCollector
 from .job import JobController
+from .owned import OwnedPods
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
+from .quota import QuotaController
+from .replicaset import ReplicaSetController
+from .statefulset import StatefulSetController
 
 __all__ = ["Controller", "ControllerManager"]
 
@@ -29,9 +37,14 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Queue, PodGroup, Job and GC controllers; creates the ``root`` and ``default`` queues."""
+    """Volcano's Queue, PodGroup, Job, CronJob and GC controllers; creates the ``root`` and ``default`` queues.
 
-    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS) -> None:
+    ``kubernetes=True`` (an embedded cluster) adds what kube-controller-manager does on a real cluster:
+    Deployments, ReplicaSets, StatefulSets, batch/v1 Jobs and ResourceQuota status. Against a real API server
+    pass ``kubernetes=False``: Kubernetes' own controllers do that there (Volcano's CronJob controller stays).
+    """
+
+    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS, kubernetes: bool = True) -> None:
         self.store = store
         self.clock = clock
         self.max_rounds = max_rounds
@@ -39,8 +52,19 @@ class ControllerManager:
         self.queues = QueueController(store, clock)
         self.podgroups = PodGroupController(store, clock)
         self.jobs = JobController(store, clock)
+        self.cronjobs = CronJobController(store, clock)
         self.gc = GarbageCollector(store, clock)
-        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc)
+        volcano: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.cronjobs, self.gc)
+        self.kubernetes: tuple[Controller, ...] = ()
+        if kubernetes:
+            pods = OwnedPods(store, clock)
+            self.deployments = DeploymentController(store, clock)
+            self.replicasets = ReplicaSetController(store, clock, pods)
+            self.statefulsets = StatefulSetController(store, clock, pods)
+            self.batch_jobs = BatchJobController(store, clock, pods)
+            self.quotas = QuotaController(store, clock, pods)
+            self.kubernetes = (self.deployments, self.replicasets, self.statefulsets, self.batch_jobs, self.quotas)
+        self.controllers: tuple[Controller, ...] = (*self.kubernetes, *volcano)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = change_marker(store)  # moves with every store write
