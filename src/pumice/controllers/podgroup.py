@@ -149,11 +149,14 @@ class PodGroupController:
         wrote = False
         for d in deltas:
             wrote |= self._deleted(d.old) if d.new is None else self._seen(d.new)
-        changed, self._set_backlog = self._set_backlog, []
+        changed = {(resource, (meta(obj).get("namespace") or "", name_of(obj))) for resource, obj in self._set_backlog}
+        self._set_backlog = []
         for resource, mirror in self.sets.items():
-            changed += [(resource, d.new) for d in mirror.drain() if d.new is not None and _matters(d)]
-        for resource, owner in changed:
-            wrote |= self._owner_changed(resource, owner)
+            changed |= {(resource, d.key) for d in mirror.drain() if d.new is not None and _matters(d)}
+        for resource, key in sorted(changed):  # each owner as it is now, not every state it went through
+            owner = self.sets[resource].get(*key)
+            if owner is not None:
+                wrote |= self._owner_changed(resource, owner)
         return wrote
 
     def _owner_annotations(self, pod: Obj) -> dict[str, str]:
