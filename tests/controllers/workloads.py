@@ -21,8 +21,9 @@ def queue(name: str) -> Obj:
             "spec": {"weight": 1}}
 
 
-def template(image: str = "nginx", *, cpu: str = "1", queue_name: str | None = None, labels: dict[str, str] | None = None,
-             duration: str | None = None, restart: str | None = None, fail: bool = False) -> Obj:
+def template(image: str = "nginx", *, cpu: str = "1", queue_name: str | None = None,
+             labels: dict[str, str] | None = None, duration: str | None = None, restart: str | None = None,
+             fail: bool = False) -> Obj:
     notes: dict[str, str] = {}
     if queue_name:
         notes["scheduling.volcano.sh/queue-name"] = queue_name
