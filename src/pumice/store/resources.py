@@ -30,8 +30,11 @@ class ResourceInfo:
     has_status: bool = True
     #: Other versions of the group served with the same schema (stored objects carry ``api_version``).
     other_versions: tuple[str, ...] = ()
-    #: The defining CustomResourceDefinition's name, for a custom resource.
+    #: The defining CustomResourceDefinition's name, for a custom resource; with its names for discovery.
     custom: str | None = None
+    singular: str = ""
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
 
     @property
     def group(self) -> str:
@@ -176,7 +179,8 @@ def custom_resource(crd: Mapping[str, Any]) -> ResourceInfo | None:
     return ResourceInfo(
         f"{plural}.{group}", f"{group}/{storage.get('name')}", kind, namespaced=spec.get("scope") != "Cluster",
         has_status=has_status, other_versions=tuple(str(v.get("name")) for v in versions if v is not storage),
-        custom=str((crd.get("metadata") or {}).get("name") or ""),
+        custom=str((crd.get("metadata") or {}).get("name") or ""), singular=str(names.get("singular") or ""),
+        short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
     )
 
 
