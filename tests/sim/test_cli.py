@@ -228,3 +228,61 @@ def test_plain_pods_count_under_the_queue_their_podgroup_carries(write: Write) -
     assert [p["name"] for p in job["pods"]] == ["plain"] and job["phase"] == "Completed"
     assert set(data["queues"]) == {"queue1"}
     assert data["queues"]["queue1"]["jobs"] == 1 and data["queues"]["queue1"]["finished"] == 1
+
+
+WORKLOADS = """
+name: workloads
+cluster:
+  nodes:
+    - {count: 1, cpu: 8, memory: 16Gi}
+timeline:
+  - at: 0s
+    apply:
+      - apiVersion: scheduling.volcano.sh/v1beta1
+        kind: Queue
+        metadata: {name: test}
+        spec: {weight: 1}
+  - at: 1s
+    apply:
+      - apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web}
+        spec:
+          replicas: 2
+          selector: {matchLabels: {app: web}}
+          template:
+            metadata:
+              labels: {app: web}
+              annotations: {scheduling.volcano.sh/queue-name: test}
+            spec:
+              schedulerName: volcano
+              containers: [{name: c, image: nginx, resources: {requests: {cpu: "1"}}}]
+      - apiVersion: batch/v1
+        kind: Job
+        metadata: {name: pi}
+        spec:
+          completions: 2
+          parallelism: 1
+          template:
+            metadata: {annotations: {pumice.io/duration: "60"}}
+            spec:
+              schedulerName: volcano
+              restartPolicy: Never
+              containers: [{name: c, image: perl, resources: {requests: {cpu: "1"}}}]
+until: 10m
+"""
+
+
+@needs_admission
+@needs_controllers
+def test_workload_controllers_run_in_the_simulator(write: Write) -> None:
+    data = run_json(str(write("w.yaml", WORKLOADS)))
+    assert not data["cluster"].get("errors")
+    jobs = {(j["kind"], j["name"].split("-")[0]): j for j in data["jobs"]}
+    web = jobs[("ReplicaSet", "web")]
+    assert web["queue"] == "test" and len(web["pods"]) == 2 and web["phase"] == "Running"
+    pi = jobs[("Job.batch", "pi")]
+    assert pi["queue"] == "default" and pi["phase"] == "Completed"
+    starts = sorted(p["start"] for p in pi["pods"])
+    assert len(starts) == 2 and starts[1] >= starts[0] + 60  # parallelism 1: one after the other
+    assert data["queues"]["test"]["jobs"] == 1

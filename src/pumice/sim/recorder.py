@@ -28,6 +28,9 @@ DIMS = ("cpu", "memory", "gpu")
 JOB_NAME_LABEL = "volcano.sh/job-name"
 GROUP_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 JOB_DONE = ("Completed", "Failed", "Aborted", "Terminated")
+VOLCANO_BATCH = "batch.volcano.sh/"
+#: Controllers whose pods Volcano groups (``podgroup-<owner uid>``): the report names the group after them.
+WORKLOAD_KINDS = ("ReplicaSet", "StatefulSet", "Job", "DaemonSet")
 
 
 def _q(resources: dict[str, Any], name: str, milli: bool) -> float:
@@ -79,7 +82,8 @@ class PodRecord:
 
 @dataclass
 class JobRecord:
-    kind: str  # Job (Volcano), PodGroup (pods grouped without a Volcano Job) or Pod
+    kind: str  # Job (Volcano), PodGroup (pods grouped without a Volcano Job), Pod, or the controller of the pods
+    # grouped by Volcano (ReplicaSet, StatefulSet, ``Job.batch`` for batch/v1: its ``name`` is the controller's)
     namespace: str
     name: str
     queue: str = "default"
@@ -220,12 +224,18 @@ class Recorder:
         meta = _meta(ev.object)
         ns = meta.get("namespace") or "default"
         key = f"{ns}/{meta.get('name')}"
-        refs = meta.get("ownerReferences")
-        owner = next((o.get("name", "") for o in refs if o.get("kind") == "Job"), "") if refs else ""
+        refs = meta.get("ownerReferences") or ()
+        owner = next((o.get("name", "") for o in refs
+                      if o.get("kind") == "Job" and str(o.get("apiVersion", "")).startswith(VOLCANO_BATCH)), "")
+        workload = next((o for o in refs if o.get("controller") and o.get("kind") in WORKLOAD_KINDS), None)
         rec = self.groups.get(key)
         if rec is None:
             if owner:
                 rec = self._job("Job", ns, owner)
+            elif workload is not None:  # the pods of a ReplicaSet, StatefulSet or batch/v1 Job: named after it
+                kind = "Job.batch" if workload["kind"] == "Job" else str(workload["kind"])  # not a Volcano Job
+                rec = self._job(kind, ns, str(workload.get("name")))
+                rec.submitted = t if rec.submitted is None else rec.submitted
             else:
                 rec = self._job("PodGroup", ns, str(meta.get("name")))
                 rec.submitted = t if rec.submitted is None else rec.submitted
@@ -306,7 +316,7 @@ class Recorder:
         if ended and rec.end is None and (rec.node or ev.type == "DELETED"):
             rec.end = t
             job = self.jobs.get(rec.job)
-            if phase in ("Succeeded", "Failed") and job is not None and job.kind != "Job":
+            if phase in ("Succeeded", "Failed") and job is not None and job.kind in ("PodGroup", "Pod"):
                 self.finished_plain.append(uid)
         holding = bool(rec.node) and rec.end is None
         if holding == bool(was_holding):
