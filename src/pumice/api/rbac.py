@@ -1,7 +1,7 @@
 """``rbac.authorization.k8s.io/v1`` Role, ClusterRole, RoleBinding and ClusterRoleBinding.
 
 Stored and served so that bundles carrying them apply; the embedded API server has one user (the bearer
-token's holder, a cluster admin) and enforces none of them (see ``docs/server.md``).
+token's holder, a cluster admin) and enforces none of them (see the README).
 """
 
 from __future__ import annotations
