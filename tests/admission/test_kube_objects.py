@@ -142,6 +142,8 @@ def test_crds_are_checked_and_their_objects_validated(store: MemoryStore) -> Non
     store.delete("customresourcedefinitions.apiextensions.k8s.io", None, "widgets.example.com")
     with pytest.raises(NotFound):
         store.list("widgets.example.com")
+    store.create("customresourcedefinitions.apiextensions.k8s.io", crd)  # its objects went with it
+    assert store.list("widgets.example.com")[0] == []
 
 
 def test_validate_bundles_with_crds_rbac_and_v1beta1(tmp_path: Path) -> None:

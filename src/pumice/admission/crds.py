@@ -8,6 +8,7 @@ its resource from the moment it is stored, so a bundle can create a CRD and then
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -15,7 +16,7 @@ from pumice.store import CRDS, Invalid, NotFound, Store, custom_resource, read_o
 
 from .schema import apply_schema
 
-__all__ = ["admit_crd", "admit_custom_resource"]
+__all__ = ["admit_crd", "admit_custom_resource", "delete_custom_objects"]
 
 Obj = dict[str, Any]
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -108,3 +109,15 @@ def admit_custom_resource(store: Store, resource: str, obj: Obj) -> Obj:
         raise Invalid(f'{info.kind}.{info.group} "{(obj.get("metadata") or {}).get("name")}" is invalid: '
                       f'{"; ".join(problems)}')
     return out
+
+
+def delete_custom_objects(store: Store, crd: Obj) -> None:
+    """Delete every object of the kind ``crd`` defines, before the CRD goes (``customresourcecleanup``)."""
+    info = custom_resource(crd)
+    if info is None or info.name not in getattr(store, "resources", {}):
+        return
+    items, _ = store.list(info.name, **read_only_results(store))
+    for item in items:
+        item_meta = item.get("metadata") or {}
+        with contextlib.suppress(NotFound):
+            store.delete(info.name, item_meta.get("namespace") if info.namespaced else None, str(item_meta.get("name")))

@@ -34,7 +34,7 @@ from pumice.api.resources import (
 )
 from pumice.store import MemoryStore, Store
 
-from .crds import admit_crd, admit_custom_resource
+from .crds import admit_crd, admit_custom_resource, delete_custom_objects
 from .cronjobs import default_cronjob, validate_cronjob
 from .defaulting import DEFAULTED, default_object, schema_error
 from .fastpath import fill_podgroup_defaults, plain_podgroup
@@ -56,8 +56,9 @@ RBAC = frozenset(f"{plural}.rbac.authorization.k8s.io"
 ADMITTED_UPDATES = frozenset({JOBS, PODGROUPS, QUEUES, CRONJOBS, CRDS, *WORKLOADS, *RBAC})
 #: Writes the hook vets (creates: also pods, for their defaults); custom resources join as their CRDs come.
 ADMITTED_RESOURCES = ADMITTED_UPDATES | {PODS}
-#: Deletions the hook vets: only of Queues (a queue with children or a built-in one stays).
-ADMITTED_DELETES = frozenset({QUEUES})
+#: Deletions the hook sees: of Queues (a queue with children or a built-in one stays) and of CRDs (their objects
+#: go first, as the ``customresourcecleanup`` finalizer does).
+ADMITTED_DELETES = frozenset({QUEUES, CRDS})
 
 
 class Admission:
@@ -98,6 +99,8 @@ class Admission:
         if operation == "DELETE":
             if resource == QUEUES and old is not None:
                 validate_queue_delete(self.store, old)
+            elif resource == CRDS and old is not None:
+                delete_custom_objects(self.store, old)
             return None
         if new is None:
             return None
