@@ -8,6 +8,7 @@ True if it wrote) and ``next_wakeup() -> float | None``; ``ControllerManager`` r
 from .batchjob import BatchJobController
 from .cronjob import CronJobController
 from .deployment import DeploymentController
+from .dormant import Dormant
 from .gc import GarbageCollector, expires_at
 from .job import JobController, cascade_delete
 from .job_state import JobFacts, Step, plan
@@ -28,6 +29,7 @@ __all__ = [
     "CronJobController",
     "Delta",
     "DeploymentController",
+    "Dormant",
     "GarbageCollector",
     "JobController",
     "JobFacts",

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from pumice.api.resources import BATCH_JOBS, CRONJOBS, DEPLOYMENTS, REPLICASETS, RESOURCEQUOTAS, STATEFULSETS
 from pumice.clock import Clock
 from pumice.store import Store, change_marker
 
 from .batchjob import BatchJobController
 from .cronjob import CronJobController
 from .deployment import DeploymentController
+from .dormant import Dormant
 from .gc import GarbageCollector
 from .job import JobController
 from .owned import OwnedPods
@@ -42,6 +44,7 @@ class ControllerManager:
     ``kubernetes=True`` (an embedded cluster) adds what kube-controller-manager does on a real cluster:
     Deployments, ReplicaSets, StatefulSets, batch/v1 Jobs and ResourceQuota status. Against a real API server
     pass ``kubernetes=False``: Kubernetes' own controllers do that there (Volcano's CronJob controller stays).
+    Both groups stay ``Dormant`` until an object of their kinds exists.
     """
 
     def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS, kubernetes: bool = True) -> None:
@@ -52,19 +55,20 @@ class ControllerManager:
         self.queues = QueueController(store, clock)
         self.podgroups = PodGroupController(store, clock)
         self.jobs = JobController(store, clock)
-        self.cronjobs = CronJobController(store, clock)
+        self.cronjobs = Dormant(store, clock, (CRONJOBS,), lambda: (CronJobController(store, clock),))
         self.gc = GarbageCollector(store, clock)
         volcano: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.cronjobs, self.gc)
-        self.kubernetes: tuple[Controller, ...] = ()
+        self.kubernetes: Dormant | None = None
         if kubernetes:
-            pods = OwnedPods(store, clock)
-            self.deployments = DeploymentController(store, clock)
-            self.replicasets = ReplicaSetController(store, clock, pods)
-            self.statefulsets = StatefulSetController(store, clock, pods)
-            self.batch_jobs = BatchJobController(store, clock, pods)
-            self.quotas = QuotaController(store, clock, pods)
-            self.kubernetes = (self.deployments, self.replicasets, self.statefulsets, self.batch_jobs, self.quotas)
-        self.controllers: tuple[Controller, ...] = (*self.kubernetes, *volcano)
+            def build() -> tuple[Controller, ...]:
+                pods = OwnedPods(store, clock)
+                return (DeploymentController(store, clock), ReplicaSetController(store, clock, pods),
+                        StatefulSetController(store, clock, pods), BatchJobController(store, clock, pods),
+                        QuotaController(store, clock, pods))
+
+            self.kubernetes = Dormant(store, clock, (DEPLOYMENTS, REPLICASETS, STATEFULSETS, BATCH_JOBS,
+                                                     RESOURCEQUOTAS), build)
+        self.controllers: tuple[Controller, ...] = (*((self.kubernetes,) if self.kubernetes else ()), *volcano)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = change_marker(store)  # moves with every store write
