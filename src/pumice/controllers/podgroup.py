@@ -21,6 +21,7 @@ from pumice.api.resources import BATCH_JOBS, REPLICASETS, STATEFULSETS
 from pumice.clock import Clock
 from pumice.store import AlreadyExists, NotFound, Store, StoreError, read_only_results
 
+from .dormant import Dormant
 from .job_build import pod_requests
 from .mirror import Delta, Mirror
 from .names import (
@@ -127,36 +128,26 @@ class PodGroupController:
         self.store = store
         self.clock = clock
         self.pods = Mirror(store, PODS)
-        self.sets = {REPLICASETS: Mirror(store, REPLICASETS), STATEFULSETS: Mirror(store, STATEFULSETS)}
         self._ro = read_only_results(store)  # write results go to the mirror, which only reads them
         self._backlog: list[Delta] = [Delta(k, None, p) for k, p in sorted(self.pods.objects.items())]
         self.pods.drain()
-        self._set_backlog: list[tuple[str, Obj]] = []
-        for resource, mirror in self.sets.items():
-            self._set_backlog += [(resource, obj) for _, obj in sorted(mirror.objects.items())]
-            mirror.drain()
+        # ReplicaSets and StatefulSets are followed once one exists (most simulations have none)
+        self.owners = Dormant(store, clock, (REPLICASETS, STATEFULSETS), lambda: (_OwnerFollower(self),))
 
     def next_wakeup(self) -> float | None:
         return None
 
     def pending(self) -> bool:
         """Whether ``sync`` has anything to do (see ``ControllerManager.sync``)."""
-        return bool(self._backlog or self._set_backlog) or self.pods.pending() or any(
-            m.pending() for m in self.sets.values())
+        return bool(self._backlog) or self.pods.pending() or self.owners.pending()
 
     def sync(self) -> bool:
         deltas, self._backlog = [*self._backlog, *self.pods.drain()], []
         wrote = False
         for d in deltas:
             wrote |= self._deleted(d.old) if d.new is None else self._seen(d.new)
-        changed = {(resource, (meta(obj).get("namespace") or "", name_of(obj))) for resource, obj in self._set_backlog}
-        self._set_backlog = []
-        for resource, mirror in self.sets.items():
-            changed |= {(resource, d.key) for d in mirror.drain() if d.new is not None and _matters(d)}
-        for resource, key in sorted(changed):  # each owner as it is now, not every state it went through
-            owner = self.sets[resource].get(*key)
-            if owner is not None:
-                wrote |= self._owner_changed(resource, owner)
+        if self.owners.pending():
+            wrote |= self.owners.sync()
         return wrote
 
     def _owner_annotations(self, pod: Obj) -> dict[str, str]:
@@ -195,7 +186,7 @@ class PodGroupController:
         self.pods.put(updated)
         return True
 
-    def _owner_changed(self, resource: str, owner: Obj) -> bool:
+    def owner_changed(self, resource: str, owner: Obj) -> bool:
         """``addReplicaSet``/``addStatefulSet``: no replicas, no PodGroup; else make or update it from a pod of the
         owner's current template that has no group yet."""
         spec = owner.get("spec") or {}
@@ -252,6 +243,38 @@ class PodGroupController:
 
     def close(self) -> None:
         self.pods.close()
+        self.owners.close()
+
+
+class _OwnerFollower:
+    """The ReplicaSet and StatefulSet handlers of Volcano's PodGroup controller (``addReplicaSet``...)."""
+
+    def __init__(self, groups: PodGroupController) -> None:
+        self.groups = groups
+        self.sets = {REPLICASETS: Mirror(groups.store, REPLICASETS), STATEFULSETS: Mirror(groups.store, STATEFULSETS)}
+        self._backlog: set[tuple[str, tuple[str, str]]] = set()
+        for resource, mirror in self.sets.items():
+            self._backlog |= {(resource, key) for key in mirror.objects}
+            mirror.drain()
+
+    def pending(self) -> bool:
+        return bool(self._backlog) or any(m.pending() for m in self.sets.values())
+
+    def next_wakeup(self) -> float | None:
+        return None
+
+    def sync(self) -> bool:
+        changed, self._backlog = self._backlog, set()
+        for resource, mirror in self.sets.items():
+            changed |= {(resource, d.key) for d in mirror.drain() if d.new is not None and _matters(d)}
+        wrote = False
+        for resource, key in sorted(changed):  # each owner as it is now, not every state it went through
+            owner = self.sets[resource].get(*key)
+            if owner is not None:
+                wrote |= self.groups.owner_changed(resource, owner)
+        return wrote
+
+    def close(self) -> None:
         for mirror in self.sets.values():
             mirror.close()
 
