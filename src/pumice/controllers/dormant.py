@@ -30,10 +30,11 @@ class Dormant:
         self._watches: list[Any] = []
         for resource in resources:
             items, version = store.list(resource)
-            if items:
-                self._wake()
+            watch = store.watch(resource, resource_version=version)
+            self._watches.append(watch)
+            if items or not isinstance(getattr(watch, "pending", None), int):
+                self._wake()  # objects already there, or a watch that cannot tell cheaply whether events wait
                 return
-            self._watches.append(store.watch(resource, resource_version=version))
 
     @property
     def awake(self) -> bool:
@@ -48,9 +49,8 @@ class Dormant:
     def pending(self) -> bool:
         if self.controllers:
             return any(c.pending() for c in self.controllers)
-        for watch in self._watches:
-            count = getattr(watch, "pending", None)
-            if not isinstance(count, int) or count > 0:
+        for watch in self._watches:  # noqa: SIM110 - called on every round of the manager: no generator
+            if watch.pending:
                 return True
         return False
 
@@ -66,6 +66,8 @@ class Dormant:
         return wrote
 
     def next_wakeup(self) -> float | None:
+        if not self.controllers:
+            return None
         return min((due for c in self.controllers if (due := c.next_wakeup()) is not None), default=None)
 
     def close(self) -> None:
