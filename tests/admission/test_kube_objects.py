@@ -3,6 +3,7 @@ cron parser, and ``pumice validate`` on bundles of them."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -162,3 +163,20 @@ def test_validate_bundles_with_crds_rbac_and_v1beta1(tmp_path: Path) -> None:
     out = runner.invoke(app, ["validate", "-f", str(legacy)])
     assert out.exit_code == 1 and "1 accepted, 1 refused" in out.stdout  # kube-batch's group is not served
     assert 'no matches for kind "PodGroup" in version "scheduling.incubator.k8s.io/v1alpha1"' in out.stdout
+
+
+def test_numatopology_and_resource_quota_objects_are_stored(store: MemoryStore, tmp_path: Path) -> None:
+    numa = {"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology", "metadata": {"name": "node-1"},
+            "spec": {"policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "single-numa-node"},
+                     "numares": {"cpu": {"allocatable": "0-3", "capacity": 4}},
+                     "cpuDetail": {"0": {"numa": 0, "socket": 0, "core": 0}}}}
+    stored = store.create("numatopologies.nodeinfo.volcano.sh", numa)
+    assert "namespace" not in stored["metadata"] and stored["spec"]["numares"]["cpu"]["capacity"] == 4
+    bad = {**numa, "metadata": {"name": "node-2"}, "spec": {"numares": {"cpu": {"capacity": "four"}}}}
+    (tmp_path / "numa.json").write_text(json.dumps(bad))
+    out = runner.invoke(app, ["validate", "-f", str(tmp_path / "numa.json")])
+    assert out.exit_code == 2 and "spec.numares.cpu.capacity" in out.stderr
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"}, "spec": {"hard": {"cpu": "x"}}}
+    (tmp_path / "quota.json").write_text(json.dumps(quota))
+    out = runner.invoke(app, ["validate", "-f", str(tmp_path / "quota.json")])
+    assert out.exit_code == 2 and "spec.hard.cpu" in out.stderr

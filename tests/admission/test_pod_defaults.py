@@ -74,3 +74,31 @@ def test_pumice_sim_runs_one_limits_only_gpu_pod_per_gpu(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     started = [p for j in json.loads(result.stdout)["jobs"] for p in j["pods"] if p["start"] is not None]
     assert len(started) == 1
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=3),
+       st.lists(st.tuples(st.integers(1, 2), st.booleans()), min_size=1, max_size=8))
+def test_no_node_runs_more_gpus_than_it_has(gpus_per_node: list[int], pods: list[tuple[int, bool]]) -> None:
+    """Whether a pod gives its GPUs in ``limits`` only or in ``requests``, the pods running on a node never ask
+    for more GPUs than the node has."""
+    cluster = Cluster()
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
+              "status": {"allocatable": {"cpu": "64", "memory": "64Gi", "pods": "110", GPU: str(g)}}}
+             for i, g in enumerate(gpus_per_node)]
+    manifests = []
+    for i, (count, limits_only) in enumerate(pods):
+        resources = {"limits": {GPU: str(count)}} if limits_only else {"requests": {GPU: str(count)},
+                                                                      "limits": {GPU: str(count)}}
+        manifests.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"},
+                          "spec": {"schedulerName": "volcano",
+                                   "containers": [{"name": "c", "image": "cuda", "resources": resources}]}})
+    cluster.apply([*nodes, *manifests])
+    cluster.run_until(cluster.clock.now() + 30)
+    used: dict[str, int] = {}
+    for pod in cluster.store.list("pods")[0]:
+        node = pod["spec"].get("nodeName")
+        if node:
+            used[node] = used.get(node, 0) + int(pod["spec"]["containers"][0]["resources"]["limits"][GPU])
+    for i, g in enumerate(gpus_per_node):
+        assert used.get(f"n{i}", 0) <= g
