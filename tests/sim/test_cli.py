@@ -286,3 +286,43 @@ def test_workload_controllers_run_in_the_simulator(write: Write) -> None:
     starts = sorted(p["start"] for p in pi["pods"])
     assert len(starts) == 2 and starts[1] >= starts[0] + 60  # parallelism 1: one after the other
     assert data["queues"]["test"]["jobs"] == 1
+
+
+CRON = """
+name: cron
+cluster:
+  nodes:
+    - {count: 1, cpu: 4, memory: 8Gi}
+timeline:
+  - at: 0s
+    apply:
+      - apiVersion: batch.volcano.sh/v1alpha1
+        kind: CronJob
+        metadata: {name: tick}
+        spec:
+          schedule: "*/10 * * * *"
+          jobTemplate:
+            spec:
+              minAvailable: 1
+              schedulerName: volcano
+              tasks:
+                - name: t
+                  replicas: 1
+                  template:
+                    metadata: {annotations: {pumice.io/duration: "120"}}
+                    spec:
+                      restartPolicy: OnFailure
+                      containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+@needs_admission
+@needs_controllers
+def test_the_virtual_clock_drives_cronjobs(write: Write) -> None:
+    path = write("cron.yaml", CRON)
+    endless = runner.invoke(app, ["sim", str(path), "-o", "json"])
+    assert endless.exit_code == 2 and "CronJob tick makes jobs for ever" in endless.output
+    data = run_json(str(path), "--until", "1h")
+    jobs = [j for j in data["jobs"] if j["kind"] == "Job"]
+    assert [j["submitted"] for j in jobs] == [600, 1200, 1800, 2400, 3000, 3600]
+    assert all(j["phase"] == "Completed" for j in jobs[:5])
