@@ -20,8 +20,10 @@ __all__ = ["CronError", "Schedule", "parse_schedule", "parse_time_zone"]
 _STAR = 1 << 63  # robfig's starBit: the field was written as * or ?
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
-_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, {n: i + 1 for i, n in enumerate(_MONTHS)}),
-           (0, 6, {n: i for i, n in enumerate(_DAYS)}))
+_FIELDS: tuple[tuple[int, int, dict[str, int]], ...] = (
+    (0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, {n: i + 1 for i, n in enumerate(_MONTHS)}),
+    (0, 6, {n: i for i, n in enumerate(_DAYS)}),
+)
 _DESCRIPTORS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
                 "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
 _GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -156,5 +158,6 @@ def parse_schedule(spec: str, time_zone: str | None = None) -> Schedule:
     fields = text.split()
     if len(fields) != 5:
         raise CronError(f"expected exactly 5 fields, found {len(fields)}: {text}")
-    bits = [_field(f, low, high, names) for f, (low, high, names) in zip(fields, _FIELDS, strict=True)]
-    return Schedule(*bits, zone=zone)
+    minute, hour, dom, month, dow = (_field(f, low, high, names)
+                                     for f, (low, high, names) in zip(fields, _FIELDS, strict=True))
+    return Schedule(minute, hour, dom, month, dow, zone=zone)

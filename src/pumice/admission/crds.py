@@ -12,7 +12,7 @@ import contextlib
 import re
 from typing import Any
 
-from pumice.store import CRDS, Invalid, NotFound, Store, custom_resource, read_only_results
+from pumice.store import CRDS, Invalid, NotFound, Store, custom_resource
 
 from .schema import apply_schema
 
@@ -25,7 +25,8 @@ _KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 
 def admit_crd(crd: Obj, old: Obj | None, stamp: str) -> None:
     """``Invalid`` for a CRD that cannot be served; otherwise fill in its defaults and status, in place."""
-    spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
+    raw_spec = crd.get("spec")
+    spec: Obj = raw_spec if isinstance(raw_spec, dict) else {}
     name = str((crd.get("metadata") or {}).get("name") or "")
     names = dict(spec.get("names") or {})
     group, plural, kind = spec.get("group") or "", names.get("plural") or "", names.get("kind") or ""
@@ -92,7 +93,7 @@ def admit_custom_resource(store: Store, resource: str, obj: Obj) -> Obj:
     if info is None or not info.custom:
         return obj
     try:
-        crd = store.get(CRDS, None, info.custom, **read_only_results(store))
+        crd = store.get(CRDS, None, info.custom, copy=False)
     except NotFound:
         return obj
     api_version = str(obj.get("apiVersion") or info.api_version)
@@ -116,7 +117,7 @@ def delete_custom_objects(store: Store, crd: Obj) -> None:
     info = custom_resource(crd)
     if info is None or info.name not in getattr(store, "resources", {}):
         return
-    items, _ = store.list(info.name, **read_only_results(store))
+    items, _ = store.list(info.name, copy=False)
     for item in items:
         item_meta = item.get("metadata") or {}
         with contextlib.suppress(NotFound):

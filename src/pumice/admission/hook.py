@@ -67,13 +67,17 @@ class Admission:
     #: What it changes in ``new`` it replaces with new plain JSON (never the caller's nested parts): see
     #: ``pumice.store.Admission``
     plain_results = True
+    #: The writes, updates and deletions the store shows it (see ``pumice.store.Admission``); the first two are
+    #: sets that the resources of custom resource definitions join as they are admitted.
+    resources: set[str]
+    updates: set[str]
+    deletes: frozenset[str]
 
     def __init__(self, store: Store | None = None) -> None:
         self._store = store
-        #: mutable: the resources of custom resource definitions join as they are admitted
-        self.resources: set[str] = set(ADMITTED_RESOURCES)
-        self.updates: set[str] = set(ADMITTED_UPDATES)
-        self.deletes: frozenset[str] = ADMITTED_DELETES
+        self.resources = set(ADMITTED_RESOURCES)
+        self.updates = set(ADMITTED_UPDATES)
+        self.deletes = ADMITTED_DELETES
         if store is not None:
             self.attach(store)
 

@@ -37,7 +37,7 @@ def _defaulted(containers: Any) -> list[Obj] | None:
         if out is None:
             out = list(containers)
         # new dicts along the path: the parts below may be shared with a template the caller still holds
-        out[i] = {**container, "resources": {**resources, "requests": {**requests, **missing}}}
+        out[i] = {**container, "resources": {**resources, "requests": {**requests, **missing}}}  # type: ignore[dict-item]
     return out
 
 

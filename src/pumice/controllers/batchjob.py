@@ -20,7 +20,7 @@ from pumice.clock import Clock, rfc3339
 from pumice.store import NotFound, Store, StoreError
 
 from .mirror import Mirror
-from .names import PODS, annotations, meta, name_of, uid_of
+from .names import PODS, annotations_of, meta, name_of, uid_of
 from .owned import OwnedPods, is_active, is_ready, pod_from_template, seconds_of
 
 __all__ = ["INDEX_KEY", "BatchJobController"]
@@ -44,7 +44,7 @@ def _finished(job: Obj) -> str | None:
 
 
 def _index(pod: Obj) -> int | None:
-    text = annotations(pod).get(INDEX_KEY, "")
+    text = annotations_of(pod).get(INDEX_KEY, "")
     return int(text) if text.isdigit() else None
 
 
@@ -177,7 +177,7 @@ class BatchJobController:
         if status != (job.get("status") or {}):
             try:
                 job = self.store.patch(BATCH_JOBS, key[0], key[1], {"status": status}, subresource="status",
-                                       **self.pods.ro)
+                                       copy=False)
             except NotFound:
                 return wrote
             self.jobs.put(job)
@@ -219,7 +219,7 @@ class BatchJobController:
                                     generate_name=f"{key[1]}-" + ("" if index is None else f"{index}-"),
                                     labels={**own, **extra}, annotations=extra or None)
             try:
-                created = self.store.create(PODS, pod, **self.pods.ro)
+                created = self.store.create(PODS, pod, copy=False)
             except StoreError:
                 break
             self.pods.created(created)
@@ -228,7 +228,7 @@ class BatchJobController:
 
     def _delete(self, namespace: str, pod: Obj) -> bool:
         with contextlib.suppress(NotFound):
-            self.pods.deleted(self.store.delete(PODS, namespace, name_of(pod), **self.pods.ro))
+            self.pods.deleted(self.store.delete(PODS, namespace, name_of(pod), copy=False))
             return True
         return False
 
@@ -244,7 +244,7 @@ class BatchJobController:
             return False
         wrote = self.pods.delete_dependents(job)
         with contextlib.suppress(NotFound):
-            self.jobs.forget(self.store.delete(BATCH_JOBS, key[0], key[1], **self.pods.ro))
+            self.jobs.forget(self.store.delete(BATCH_JOBS, key[0], key[1], copy=False))
             wrote = True
         return wrote
 

@@ -20,7 +20,7 @@ from pumice.api.resources import CRONJOBS, JOBS
 from pumice.clock import Clock, rfc3339
 from pumice.cron import CronError, Schedule, parse_schedule
 from pumice.events import EventRecorder
-from pumice.store import AlreadyExists, NotFound, Store, StoreError, read_only_results
+from pumice.store import AlreadyExists, NotFound, Store, StoreError
 
 from .job import cascade_delete
 from .mirror import Mirror
@@ -78,7 +78,7 @@ class CronJobController:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
-        self._ro = read_only_results(store)
+        self._ro = {"copy": False}
         self.cronjobs = Mirror(store, CRONJOBS)
         self.jobs = Mirror(store, JOBS)
         self.events = EventRecorder(store, "vc-controller-manager", clock=clock)
@@ -104,8 +104,8 @@ class CronJobController:
                 for job in self._owned(d.old):
                     wrote |= self._delete(d.old, job)
         for d in self.jobs.drain():
-            for job in (d.old, d.new):
-                ref = None if job is None else controller_of(job)
+            for state in (d.old, d.new):
+                ref = None if state is None else controller_of(state)
                 if ref is not None and ref.get("kind") == "CronJob":
                     self._dirty.add((d.key[0], str(ref.get("name"))))
         now = self.clock.now()
@@ -168,7 +168,7 @@ class CronJobController:
         if status != (cronjob.get("status") or {}):
             try:
                 self.cronjobs.put(self.store.patch(CRONJOBS, key[0], key[1], {"status": {
-                    "active": None, **status}}, subresource="status", **self._ro))
+                    "active": None, **status}}, subresource="status", copy=False))
                 wrote = True
             except NotFound:
                 pass
@@ -223,7 +223,7 @@ class CronJobController:
         job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": job_meta,
                "spec": template.get("spec") or {}}
         try:
-            created = self.store.create(JOBS, job, **self._ro)
+            created = self.store.create(JOBS, job, copy=False)
         except AlreadyExists:
             return None
         except StoreError as err:
@@ -236,7 +236,7 @@ class CronJobController:
     def _delete(self, cronjob: Obj, job: Obj) -> bool:
         ns = meta(job).get("namespace") or "default"
         try:
-            self.jobs.forget(self.store.delete(JOBS, ns, name_of(job), **self._ro))
+            self.jobs.forget(self.store.delete(JOBS, ns, name_of(job), copy=False))
         except NotFound:
             return False
         with contextlib.suppress(StoreError):

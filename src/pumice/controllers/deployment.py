@@ -18,7 +18,7 @@ from typing import Any
 
 from pumice.api.resources import DEPLOYMENTS, REPLICASETS
 from pumice.clock import Clock
-from pumice.store import AlreadyExists, NotFound, Store, read_only_results
+from pumice.store import AlreadyExists, NotFound, Store
 
 from .mirror import Mirror
 from .names import meta, name_of, uid_of
@@ -87,7 +87,7 @@ class DeploymentController:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
-        self._ro = read_only_results(store)
+        self._ro = {"copy": False}
         self.deployments = Mirror(store, DEPLOYMENTS)
         self.sets = Mirror(store, REPLICASETS)
         self._dirty: set[Key] = set(self.deployments.objects)
@@ -107,11 +107,11 @@ class DeploymentController:
             if d.new is None and d.old is not None:  # gone: its ReplicaSets go too (and with them their pods)
                 for rs in self._owned(d.old):
                     with contextlib.suppress(NotFound):
-                        self.sets.forget(self.store.delete(REPLICASETS, d.key[0], name_of(rs), **self._ro))
+                        self.sets.forget(self.store.delete(REPLICASETS, d.key[0], name_of(rs), copy=False))
                         wrote = True
         for d in self.sets.drain():
-            for rs in (d.old, d.new):
-                ref = None if rs is None else controller_of(rs)
+            for state in (d.old, d.new):
+                ref = None if state is None else controller_of(state)
                 if ref is not None and ref.get("kind") == "Deployment":
                     self._dirty.add((d.key[0], str(ref.get("name"))))
         for key in sorted(self._dirty):
@@ -183,11 +183,11 @@ class DeploymentController:
                      "selector": selector, "template": {**template, "metadata": tmeta}},
         }
         try:
-            created = self.store.create(REPLICASETS, rs, **self._ro)
+            created = self.store.create(REPLICASETS, rs, copy=False)
         except AlreadyExists:  # a hash collision with a ReplicaSet of another template: count it, try anew
             with contextlib.suppress(NotFound):
                 self.store.patch(DEPLOYMENTS, key[0], key[1], {"status": {"collisionCount": collisions + 1}},
-                                 subresource="status", **self._ro)
+                                 subresource="status", copy=False)
             self._dirty.add(key)
             return None, True
         self.sets.put(created)
@@ -213,7 +213,7 @@ class DeploymentController:
 
     def _patch(self, rs: Obj, body: Obj) -> bool:
         try:
-            self.sets.put(self.store.patch(REPLICASETS, meta(rs).get("namespace"), name_of(rs), body, **self._ro))
+            self.sets.put(self.store.patch(REPLICASETS, meta(rs).get("namespace"), name_of(rs), body, copy=False))
         except NotFound:
             return False
         return True
@@ -284,7 +284,7 @@ class DeploymentController:
         wrote = False
         for rs in sorted(idle, key=_revision)[: max(0, len(idle) - limit)]:
             with contextlib.suppress(NotFound):
-                self.sets.forget(self.store.delete(REPLICASETS, meta(rs).get("namespace"), name_of(rs), **self._ro))
+                self.sets.forget(self.store.delete(REPLICASETS, meta(rs).get("namespace"), name_of(rs), copy=False))
                 wrote = True
         return wrote
 
@@ -327,12 +327,12 @@ class DeploymentController:
         if revision and (meta(deployment).get("annotations") or {}).get(REVISION) != revision:
             with contextlib.suppress(NotFound):
                 deployment = self.store.patch(DEPLOYMENTS, key[0], key[1],
-                                              {"metadata": {"annotations": {REVISION: revision}}}, **self._ro)
+                                              {"metadata": {"annotations": {REVISION: revision}}}, copy=False)
                 self.deployments.put(deployment)
                 wrote = True
         try:
             self.deployments.put(self.store.patch(DEPLOYMENTS, key[0], key[1], {"status": status},
-                                                  subresource="status", **self._ro))
+                                                  subresource="status", copy=False))
         except NotFound:
             return wrote
         return True

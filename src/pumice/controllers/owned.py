@@ -13,7 +13,7 @@ import hashlib
 from typing import Any
 
 from pumice.clock import Clock
-from pumice.store import NotFound, Store, read_only_results
+from pumice.store import NotFound, Store
 
 from .mirror import Mirror
 from .names import PODGROUPS, PODS, meta, uid_of
@@ -136,7 +136,7 @@ class OwnedPods:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
-        self.ro = read_only_results(store)
+        self.ro = {"copy": False}
         self.mirror = Mirror(store, PODS)
         self.by_owner: dict[str, dict[Key, Obj]] = {}
         self.by_namespace: dict[str, dict[Key, Obj]] = {}
@@ -209,9 +209,9 @@ class OwnedPods:
         wrote = False
         for pod in list(self.of(uid).values()):
             with contextlib.suppress(NotFound):
-                self.deleted(self.store.delete(PODS, namespace, str(meta(pod).get("name")), **self.ro))
+                self.deleted(self.store.delete(PODS, namespace, str(meta(pod).get("name")), copy=False))
                 wrote = True
         with contextlib.suppress(NotFound):
-            self.store.delete(PODGROUPS, namespace, f"podgroup-{uid}", **self.ro)
+            self.store.delete(PODGROUPS, namespace, f"podgroup-{uid}", copy=False)
             wrote = True
         return wrote

@@ -19,7 +19,7 @@ from typing import Any
 from pumice.api.quantity import format_quantity
 from pumice.api.resources import BATCH_JOBS, REPLICASETS, STATEFULSETS
 from pumice.clock import Clock
-from pumice.store import AlreadyExists, NotFound, Store, StoreError, read_only_results
+from pumice.store import AlreadyExists, NotFound, Store, StoreError
 
 from .dormant import Dormant
 from .job_build import pod_requests
@@ -30,7 +30,7 @@ from .names import (
     PODGROUPS,
     PODS,
     QUEUE_NAME_POD,
-    annotations,
+    annotations_of,
     labels,
     meta,
     name_of,
@@ -70,7 +70,7 @@ def _min_member(owner_annotations: dict[str, str]) -> int:
 
 
 def _network_topology(pod: Obj) -> Obj | None:
-    notes = annotations(pod)
+    notes = annotations_of(pod)
     if _TOPOLOGY_MODE not in notes and _TOPOLOGY_TIER not in notes:
         return None
     mode = notes.get(_TOPOLOGY_MODE, "").lower()
@@ -93,7 +93,7 @@ def podgroup_for_pod(pod: Obj, owner_annotations: dict[str, str] | None = None) 
     members = _min_member(owner_annotations)
     requests = pod_requests(pod.get("spec") or {})
     spec: Obj = {"minMember": members}
-    queue = annotations(pod).get(QUEUE_NAME_POD)
+    queue = annotations_of(pod).get(QUEUE_NAME_POD)
     if queue:
         spec["queue"] = queue
     if (pod.get("spec") or {}).get("priorityClassName"):
@@ -104,7 +104,7 @@ def podgroup_for_pod(pod: Obj, owner_annotations: dict[str, str] | None = None) 
     if topology is not None:
         spec["networkTopology"] = topology
     notes = {k: v for k, v in owner_annotations.items() if k.startswith(_INHERITED_PREFIX)}
-    pod_notes = annotations(pod)
+    pod_notes = annotations_of(pod)
     notes |= {k: pod_notes[k] for k in _FROM_POD if k in pod_notes}
     jdb = next((k for k in _JDB if k in pod_notes), None)
     if jdb is not None:
@@ -128,7 +128,7 @@ class PodGroupController:
         self.store = store
         self.clock = clock
         self.pods = Mirror(store, PODS)
-        self._ro = read_only_results(store)  # write results go to the mirror, which only reads them
+        self._ro = {"copy": False}  # write results go to the mirror, which only reads them
         self._backlog: list[Delta] = [Delta(k, None, p) for k, p in sorted(self.pods.objects.items())]
         self.pods.drain()
         # ReplicaSets and StatefulSets are followed once one exists (most simulations have none)
@@ -159,7 +159,7 @@ class PodGroupController:
             if resource is None or not ref.get("name"):
                 continue
             try:
-                owner = self.store.get(resource, namespace, str(ref["name"]), **self._ro)
+                owner = self.store.get(resource, namespace, str(ref["name"]), copy=False)
             except StoreError:
                 continue
             for key, value in (meta(owner).get("annotations") or {}).items():
@@ -168,19 +168,19 @@ class PodGroupController:
 
     def _seen(self, pod: Obj) -> bool:
         spec = pod.get("spec") or {}
-        if spec.get("schedulerName") not in SCHEDULER_NAMES or GROUP_NAME in annotations(pod):
+        if spec.get("schedulerName") not in SCHEDULER_NAMES or GROUP_NAME in annotations_of(pod):
             return False
         if meta(pod).get("deletionTimestamp"):
             return False
         pg = podgroup_for_pod(pod, self._owner_annotations(pod))
         with contextlib.suppress(AlreadyExists):
-            self.store.create(PODGROUPS, pg, **self._ro)
+            self.store.create(PODGROUPS, pg, copy=False)
         return self._annotate(pod, pg["metadata"]["name"])
 
     def _annotate(self, pod: Obj, pg_name: str) -> bool:
         try:
             updated = self.store.patch(PODS, meta(pod).get("namespace") or "default", name_of(pod),
-                                       {"metadata": {"annotations": {GROUP_NAME: pg_name}}}, **self._ro)
+                                       {"metadata": {"annotations": {GROUP_NAME: pg_name}}}, copy=False)
         except NotFound:
             return True
         self.pods.put(updated)
@@ -193,7 +193,7 @@ class PodGroupController:
         namespace = meta(owner).get("namespace") or "default"
         if int(spec.get("replicas", 1) or 0) == 0:
             try:
-                self.store.delete(PODGROUPS, namespace, f"podgroup-{uid_of(owner)}", **self._ro)
+                self.store.delete(PODGROUPS, namespace, f"podgroup-{uid_of(owner)}", copy=False)
             except NotFound:
                 return False
             return True
@@ -204,16 +204,16 @@ class PodGroupController:
                     if ns == namespace and wanted.items() <= (meta(p).get("labels") or {}).items()), None)
         if pod is None or (pod.get("spec") or {}).get("schedulerName") not in SCHEDULER_NAMES:
             return False
-        if GROUP_NAME in annotations(pod) or meta(pod).get("deletionTimestamp"):
+        if GROUP_NAME in annotations_of(pod) or meta(pod).get("deletionTimestamp"):
             return False
         pg = podgroup_for_pod(pod, self._owner_annotations(pod))
         pg_name = pg["metadata"]["name"]
         wrote = False
         try:
-            current = self.store.get(PODGROUPS, namespace, pg_name, **self._ro)
+            current = self.store.get(PODGROUPS, namespace, pg_name, copy=False)
         except NotFound:
             with contextlib.suppress(AlreadyExists):
-                self.store.create(PODGROUPS, pg, **self._ro)
+                self.store.create(PODGROUPS, pg, copy=False)
                 wrote = True
         else:
             changes = {key: pg[key] if key == "spec" else pg["metadata"].get(key)
@@ -225,18 +225,18 @@ class PodGroupController:
                 if "spec" in changes:
                     body["spec"] = changes["spec"]
                 with contextlib.suppress(NotFound):
-                    self.store.update(PODGROUPS, _replaced(current, body), **self._ro)
+                    self.store.update(PODGROUPS, _replaced(current, body), copy=False)
                     wrote = True
         return self._annotate(pod, pg_name) or wrote
 
     def _deleted(self, pod: Obj | None) -> bool:
         if pod is None:
             return False
-        group = annotations(pod).get(GROUP_NAME, "")
+        group = annotations_of(pod).get(GROUP_NAME, "")
         if group != f"podgroup-{uid_of(pod)}":
             return False  # a job's or an owner's group: not ours to remove
         try:
-            self.store.delete(PODGROUPS, meta(pod).get("namespace") or "default", group, **self._ro)
+            self.store.delete(PODGROUPS, meta(pod).get("namespace") or "default", group, copy=False)
         except NotFound:
             return False
         return True

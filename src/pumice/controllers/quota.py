@@ -121,7 +121,7 @@ class QuotaController:
 
     def _count(self, namespace: str, resource: str) -> int:
         try:
-            items, _ = self.store.list(resource, namespace, **self.pods.ro)
+            items, _ = self.store.list(resource, namespace, copy=False)
         except StoreError:
             return 0
         return len(items)
@@ -147,7 +147,7 @@ class QuotaController:
             # a merge patch would keep resources no longer in ``hard``: replace the status whole
             current = {k: v for k, v in (quota.get("metadata") or {}).items() if k != "resourceVersion"}
             self.quotas.put(self.store.update(RESOURCEQUOTAS, {**quota, "metadata": current, "status": status},
-                                              subresource="status", **self.pods.ro))
+                                              subresource="status", copy=False))
             return True
         return False
 

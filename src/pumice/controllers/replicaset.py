@@ -99,7 +99,7 @@ class ReplicaSetController:
             for _ in range(want - len(active)):
                 pod = pod_from_template(template, rs, key[0], generate_name=f"{name_of(rs)}-")
                 try:
-                    created = self.store.create(PODS, pod, **self.pods.ro)
+                    created = self.store.create(PODS, pod, copy=False)
                 except StoreError:
                     break  # refused (admission): the status says how many there are; the next event retries
                 self.pods.created(created)
@@ -108,7 +108,7 @@ class ReplicaSetController:
         elif len(active) > want:
             for pod in sorted(active, key=deletion_rank)[: len(active) - want]:
                 with contextlib.suppress(NotFound):
-                    self.pods.deleted(self.store.delete(PODS, key[0], name_of(pod), **self.pods.ro))
+                    self.pods.deleted(self.store.delete(PODS, key[0], name_of(pod), copy=False))
                     active.remove(pod)
                     wrote = True
         return self._status(key, rs, active) or wrote
@@ -135,7 +135,7 @@ class ReplicaSetController:
             return False
         try:
             self.sets.put(self.store.patch(REPLICASETS, key[0], key[1], {"status": status}, subresource="status",
-                                           **self.pods.ro))
+                                           copy=False))
         except NotFound:
             return False
         return True

@@ -96,10 +96,10 @@ class StatefulSetController:
         parallel = spec.get("podManagementPolicy") == "Parallel"
         update = self.revision(sts)
         pods: dict[int, Obj] = {}
-        for pod in self.pods.of(uid_of(sts)).values():
-            ordinal = _ordinal(pod, name)
-            if ordinal is not None and not meta(pod).get("deletionTimestamp"):
-                pods[ordinal] = pod
+        for owned in self.pods.of(uid_of(sts)).values():
+            ordinal = _ordinal(owned, name)
+            if ordinal is not None and not meta(owned).get("deletionTimestamp"):
+                pods[ordinal] = owned
         wrote = False
         for ordinal in wanted:  # make the missing and replace the failed, in order
             pod = pods.get(ordinal)
@@ -135,7 +135,7 @@ class StatefulSetController:
         if spec.get("serviceName"):
             pod["spec"]["subdomain"] = spec["serviceName"]
         try:
-            created = self.store.create(PODS, pod, **self.pods.ro)
+            created = self.store.create(PODS, pod, copy=False)
         except AlreadyExists:
             return None  # the old incarnation is still going away
         except StoreError:
@@ -145,7 +145,7 @@ class StatefulSetController:
 
     def _delete(self, namespace: str, pod: Obj) -> bool:
         with contextlib.suppress(NotFound):
-            self.pods.deleted(self.store.delete(PODS, namespace, name_of(pod), **self.pods.ro))
+            self.pods.deleted(self.store.delete(PODS, namespace, name_of(pod), copy=False))
             return True
         return False
 
@@ -196,7 +196,7 @@ class StatefulSetController:
             return False
         try:
             self.sets.put(self.store.patch(STATEFULSETS, key[0], key[1], {"status": status}, subresource="status",
-                                           **self.pods.ro))
+                                           copy=False))
         except NotFound:
             return False
         return True

@@ -4,7 +4,7 @@
 store admission hook; ``resource_for`` maps a manifest's kind to its store resource.
 """
 
-from .cluster import HAVE_CONTROLLERS, MAX_ROUNDS, Cluster
+from .cluster import MAX_ROUNDS, Cluster
 from .demand import Demand
 from .wiring import (
     admitted_deletes,
@@ -17,7 +17,6 @@ from .wiring import (
 )
 
 __all__ = [
-    "HAVE_CONTROLLERS",
     "MAX_ROUNDS",
     "Cluster",
     "Demand",

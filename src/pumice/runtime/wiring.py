@@ -1,11 +1,12 @@
-"""Wiring helpers of the runtime: admission hook, kind -> resource, Volcano's starting queues."""
+"""Wiring helpers of the runtime: admission hook, apiVersion/kind -> resource, Volcano's starting queues."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from pumice.admission import ADMITTED_DELETES, ADMITTED_RESOURCES, ADMITTED_UPDATES, Admission
 from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, ResourceRegistry, Store
 
 __all__ = [
@@ -21,22 +22,14 @@ __all__ = [
 _BUILT_IN = ResourceRegistry(DEFAULT_RESOURCES)
 
 
-def load_admission() -> Callable[..., Any] | None:
-    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks), or ``None`` without that package.
+def load_admission() -> Admission:
+    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks and kube-apiserver's checks).
 
-    The hook reads the store it guards: ``Cluster`` attaches it to its store (``hook.attach(store)``).
+    It declares the writes it vets itself (``resources``, ``updates``, ``deletes``: see ``admitted_*``), the
+    custom resources joining as their CRDs are admitted. The hook reads the store it guards: ``Cluster``
+    attaches it to its store (``hook.attach(store)``).
     """
-    try:
-        from pumice.admission import Admission  # type: ignore[attr-defined, unused-ignore]
-    except ImportError:
-        return None
-    hook: Callable[..., Any] = Admission()
-    if getattr(hook, "resources", None) is None:
-        with contextlib.suppress(ImportError, AttributeError):
-            hook.resources = admitted_resources()  # type: ignore[attr-defined]
-            hook.updates = admitted_updates()  # type: ignore[attr-defined]
-            hook.deletes = admitted_deletes()  # type: ignore[attr-defined]
-    return hook
+    return Admission()
 
 
 def admitted_resources() -> frozenset[str]:
@@ -47,31 +40,26 @@ def admitted_resources() -> frozenset[str]:
     binding, pod updates) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
     the hook indeed leaves those writes alone.
     """
-    from pumice.admission import ADMITTED_RESOURCES  # type: ignore[attr-defined, unused-ignore]
-
     return frozenset(ADMITTED_RESOURCES)
 
 
 def admitted_updates() -> frozenset[str]:
     """The updates the admission hook vets: those of ``admitted_resources()`` but pods."""
-    from pumice.admission import ADMITTED_UPDATES  # type: ignore[attr-defined, unused-ignore]
-
     return frozenset(ADMITTED_UPDATES)
 
 
 def admitted_deletes() -> frozenset[str]:
-    """The deletions the admission hook vets: only of Queues (a queue with children or a built-in one stays).
+    """The deletions the admission hook vets: of Queues (a queue with children or a built-in one stays) and of
+    CRDs (their objects go first).
 
     Declared as the hook's ``deletes``: deleting a PodGroup or a Job then costs no copy of it for the hook.
     """
-    from pumice.admission import ADMITTED_DELETES  # type: ignore[attr-defined, unused-ignore]
-
     return frozenset(ADMITTED_DELETES)
 
 
 def attach_admission(store: Store) -> None:
     """Give a store's ``Admission`` hook (if it has one) the store it guards."""
-    hook = getattr(store, "_admission", None)
+    hook = getattr(store, "admission", None)
     attach = getattr(hook, "attach", None)
     if callable(attach):
         attach(store)

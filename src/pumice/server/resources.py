@@ -137,15 +137,9 @@ class ResourceIndex:
         #: one entry per served version, the storage version first
         self.resources: list[ApiResource] = [_describe(info, v) for info in infos for v in info.versions]
         self._by_path = {(r.group, r.version, r.plural): r for r in self.resources}
-        self._by_store: dict[str, ApiResource] = {}
-        for r in self.resources:
-            self._by_store.setdefault(r.store_name, r)
 
     def lookup(self, group: str, version: str, plural: str) -> ApiResource | None:
         return self._by_path.get((group, version, plural))
-
-    def by_store_name(self, name: str) -> ApiResource | None:
-        return self._by_store.get(name)
 
     def groups(self) -> dict[str, list[str]]:
         """Group name -> versions, in first-seen order (the core group is ``""``; the first is preferred)."""
