@@ -3,6 +3,7 @@
 from .defaulting import default_object
 from .hook import ADMITTED_DELETES, ADMITTED_RESOURCES, ADMITTED_UPDATES, Admission, admitted_memory_store
 from .jobs import job_problems, validate_job, validate_job_update
+from .lookup import Reader
 from .podgroups import validate_podgroup
 from .pods import default_pod
 from .queues import MAX_QUEUE_DEPTH, validate_queue, validate_queue_delete
@@ -13,6 +14,7 @@ __all__ = [
     "ADMITTED_UPDATES",
     "MAX_QUEUE_DEPTH",
     "Admission",
+    "Reader",
     "admitted_memory_store",
     "default_object",
     "default_pod",

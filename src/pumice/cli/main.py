@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from pumice.cli import admission as admission_cmd
+from pumice.cli import crds as crds_cmd
 from pumice.cli import describe as describe_cmd
 from pumice.cli import jobs as jobs_cmd
 from pumice.cli import kubectl as kubectl_cmd
@@ -68,6 +70,8 @@ app.command("delete")(kubectl_cmd.delete)
 app.command("validate")(validate.validate)
 app.command("sim")(sim_cmd.sim)
 app.command("up")(up_cmd.up)
+app.command("crds")(crds_cmd.crds)
+app.add_typer(admission_cmd.app, name="admission")
 app.command("down")(up_cmd.down)
 
 

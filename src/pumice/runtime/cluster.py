@@ -76,6 +76,7 @@ class Cluster:
         *,
         period: float = 1.0,
         controllers: bool = True,
+        kubernetes_controllers: bool = True,
         seed: int = 0,
         lazy_status: bool | None = None,
         history: int = DEFAULT_HISTORY,
@@ -89,7 +90,9 @@ class Cluster:
         self.store: Store = store
         self._changes = store.change_marker  # what moves when the store is written (see ``_settle``)
         self.period = period
-        self.controllers = ControllerManager(store, self.clock) if controllers else None
+        # ``kubernetes_controllers``: kube-controller-manager's part (Deployments...), off where a real one runs
+        self.controllers = ControllerManager(store, self.clock, kubernetes=kubernetes_controllers) \
+            if controllers else None
         if self.controllers is None:
             default_queues(store)
         #: Prometheus metrics of this cluster, in a registry of its own (``pumice.metrics``).
