@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from pumice.clock import Clock
+from pumice.events import EventRecorder
 from pumice.store import Store, change_marker
 
 from .gc import GarbageCollector
-from .job import JobController
+from .job import COMPONENT, JobController
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
 
@@ -36,9 +37,11 @@ class ControllerManager:
         self.clock = clock
         self.max_rounds = max_rounds
         ensure_default_queues(store)
-        self.queues = QueueController(store, clock)
+        #: Events of every controller, as ``vc-controller-manager`` (one recorder: repeats fold across them)
+        self.recorder = EventRecorder(store, COMPONENT, clock=clock)
+        self.queues = QueueController(store, clock, self.recorder)
         self.podgroups = PodGroupController(store, clock)
-        self.jobs = JobController(store, clock)
+        self.jobs = JobController(store, clock, self.recorder)
         self.gc = GarbageCollector(store, clock)
         self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``

@@ -16,6 +16,7 @@ __all__ = [
     "JOB_NAMESPACE",
     "JOB_RETRY_COUNT",
     "JOB_VERSION",
+    "NETWORKPOLICIES",
     "PARTITION_ID",
     "PODGROUPS",
     "PODS",
@@ -39,6 +40,7 @@ PODS = "pods"
 SERVICES = "services"
 CONFIGMAPS = "configmaps"
 SECRETS = "secrets"
+NETWORKPOLICIES = "networkpolicies.networking.k8s.io"
 
 GROUP_NAME = "scheduling.k8s.io/group-name"
 TASK_SPEC = "volcano.sh/task-spec"

@@ -39,6 +39,8 @@ DEFAULT_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("services", "v1", "Service", namespaced=True),
     ResourceInfo("configmaps", "v1", "ConfigMap", namespaced=True, has_status=False),
     ResourceInfo("secrets", "v1", "Secret", namespaced=True, has_status=False),
+    ResourceInfo("networkpolicies.networking.k8s.io", "networking.k8s.io/v1", "NetworkPolicy", namespaced=True,
+                 has_status=False),
     ResourceInfo(
         "priorityclasses.scheduling.k8s.io",
         "scheduling.k8s.io/v1",
