@@ -13,6 +13,7 @@ import heapq
 import itertools
 import logging
 from collections import defaultdict
+from datetime import datetime
 from typing import Any
 
 from pumice.clock import Clock, rfc3339
@@ -677,6 +678,12 @@ class JobController:
         if after != before:
             now = rfc3339(self.clock.now())
             state["lastTransitionTime"] = now
+            created = meta(job).get("creationTimestamp")
+            if created:  # as Volcano: from creation to the last transition
+                with contextlib.suppress(ValueError):
+                    status["runningDuration"] = format_duration(
+                        max(0.0, self.clock.now() - datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+                            .timestamp()))
             state["reason"] = action if action != SYNC_JOB else (req.event if req.event != OUT_OF_SYNC else "")
             state["message"] = _message(before, after, action, req)
             status["conditions"] = [*(old.get("conditions") or []), {"status": after, "lastTransitionTime": now}]

@@ -15,6 +15,7 @@ from pumice.store import Store, change_marker
 
 from .gc import GarbageCollector
 from .job import COMPONENT, JobController
+from .jobflow import JobFlowController, JobTemplateController
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
 
@@ -30,7 +31,7 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Queue, PodGroup, Job and GC controllers; creates the ``root`` and ``default`` queues."""
+    """Queue, PodGroup, Job, JobFlow, JobTemplate and GC controllers; creates the ``root`` and ``default`` queues."""
 
     def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS) -> None:
         self.store = store
@@ -42,8 +43,11 @@ class ControllerManager:
         self.queues = QueueController(store, clock, self.recorder)
         self.podgroups = PodGroupController(store, clock)
         self.jobs = JobController(store, clock, self.recorder)
+        self.jobflows = JobFlowController(store, clock, self.recorder)
+        self.jobtemplates = JobTemplateController(store, clock)
         self.gc = GarbageCollector(store, clock)
-        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc)
+        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.jobflows,
+                                                    self.jobtemplates, self.gc)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = change_marker(store)  # moves with every store write

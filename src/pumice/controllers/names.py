@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pumice.api.resources import COMMANDS, JOBS, PODGROUPS, QUEUES
+from pumice.api.resources import COMMANDS, JOBFLOWS, JOBS, JOBTEMPLATES, PODGROUPS, QUEUES
 
 __all__ = [
     "COMMANDS",
     "CONFIGMAPS",
     "GROUP_MIN_MEMBER",
     "GROUP_NAME",
+    "JOBFLOWS",
     "JOBS",
+    "JOBTEMPLATES",
     "JOB_NAME",
     "JOB_NAMESPACE",
     "JOB_RETRY_COUNT",

@@ -38,15 +38,16 @@ def load_admission() -> Callable[..., Any] | None:
 
 
 def admitted_resources() -> frozenset[str]:
-    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups and Queues (see ``pumice.admission``).
+    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups, Queues, JobFlows (and JobTemplates'
+    CRD schema), see ``pumice.admission``.
 
     Declared to the store as the hook's ``resources``, so that every other write (pods, nodes, every status
     write and binding) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
     the hook indeed leaves those writes alone.
     """
-    from pumice.admission.hook import JOBS, PODGROUPS, QUEUES  # type: ignore[attr-defined, unused-ignore]
+    from pumice.admission.hook import FLOWS, JOBS, PODGROUPS, QUEUES  # type: ignore[attr-defined, unused-ignore]
 
-    return frozenset({JOBS, PODGROUPS, QUEUES})
+    return frozenset({JOBS, PODGROUPS, QUEUES, *FLOWS})
 
 
 def admitted_deletes() -> frozenset[str]:

@@ -32,6 +32,8 @@ _EXTRA: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "podgroups.scheduling.volcano.sh": ("podgroup", ("pg", "podgroup-v1beta1"), ("volcano",)),
     "queues.scheduling.volcano.sh": ("queue", ("q", "queue-v1beta1"), ("volcano",)),
     "commands.bus.volcano.sh": ("command", (), ("volcano",)),
+    "jobflows.flow.volcano.sh": ("jobflow", ("jf",), ("volcano",)),
+    "jobtemplates.flow.volcano.sh": ("jobtemplate", ("jt",), ("volcano",)),
     "hypernodes.topology.volcano.sh": ("hypernode", ("hn",), ("volcano",)),
 }
 

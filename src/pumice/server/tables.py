@@ -140,6 +140,10 @@ _CRD_COLUMNS: dict[str, tuple[Column, ...]] = {
         Column("QUEUE", "string", ".spec.queue", priority=1),
     ),
     "queues.scheduling.volcano.sh": (Column("PARENT", "string", ".spec.parent"),),
+    "jobflows.flow.volcano.sh": (
+        Column("Status", "string", ".status.state.phase"),
+        Column("Age", "date", ".metadata.creationTimestamp"),
+    ),
     "hypernodes.topology.volcano.sh": (
         Column("Tier", "integer", ".spec.tier"),
         Column("TierName", "string", ".spec.tierName"),
