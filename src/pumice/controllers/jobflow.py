@@ -312,13 +312,13 @@ class JobFlowController:
             histories = [{"startTimestamp": now, "state": phase}]
         created = meta(job).get("creationTimestamp")
         entry: Obj = {"name": name_of(job), "state": phase, "startTimestamp": created,
-                      "restartCount": int((job.get("status") or {}).get("retryCount") or 0),
+                      "restartCount": int((job.get("status") or {}).get("retryCount") or 0) or None,
                       "runningHistories": histories}
         duration = (job.get("status") or {}).get("runningDuration")
         if duration and created:
             with contextlib.suppress(ValueError):
                 entry["endTimestamp"] = rfc3339(_seconds(str(created)) + parse_duration(str(duration)))
-        return {k: v for k, v in entry.items() if v not in (None, "")}
+        return {k: v for k, v in entry.items() if v not in (None, "", [])}  # Go's omitempty
 
     def _delete_jobs(self, flow: Obj) -> None:
         """``deleteAllJobsCreatedByJobFlow``."""

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import yaml
 
 from pumice.api.quantity import QuantityError, milli_value
-from pumice.api.resources import HYPERNODES, JOBS, PODGROUPS, QUEUES
+from pumice.api.resources import HYPERNODES, JOBFLOWS, JOBS, PODGROUPS, QUEUES
 from pumice.store import StoreError
 
 __all__ = [
@@ -56,7 +56,7 @@ TASK_SPEC = "volcano.sh/task-spec"
 JOB_NAME = "volcano.sh/job-name"
 
 #: Every resource the dashboard reads.
-RESOURCES = (NODES, PODS, JOBS, PODGROUPS, QUEUES, HYPERNODES, EVENTS)
+RESOURCES = (NODES, PODS, JOBS, PODGROUPS, QUEUES, HYPERNODES, EVENTS, JOBFLOWS)
 #: The resource dimensions the dashboard reports, in display order.
 DIMENSIONS = ("cpu", "memory", "gpu", "pods")
 _TERMINAL = ("Succeeded", "Failed")
@@ -309,6 +309,7 @@ def _job_row(job: Obj, pg: Obj | None, pods: list[Obj]) -> Obj:
         "podGroup": _name(pg) if pg else None,
         "podGroupPhase": _status(pg).get("phase") if pg else None,
         "pendingReason": _pending_reason(pg),
+        "flow": (_owner(job, "JobFlow") or {}).get("name"),
     }
 
 
@@ -355,9 +356,32 @@ def _job_rows(snap: Snapshot) -> list[Obj]:
 
 
 def jobs(store: Source) -> Obj:
-    """Every VolcanoJob, and every PodGroup no VolcanoJob owns (plain pods grouped for gang scheduling)."""
+    """Every VolcanoJob, and every PodGroup no VolcanoJob owns (plain pods grouped for gang scheduling); the
+    JobFlows with the Job of each of their flows."""
     snap = Snapshot.take(store, resources=(PODS, JOBS, PODGROUPS))
-    return {"resourceVersion": snap.resource_version, "items": _job_rows(snap)}
+    return {"resourceVersion": snap.resource_version, "items": _job_rows(snap), "flows": _flow_rows(store, snap)}
+
+
+def _flow_rows(store: Source, snap: Snapshot) -> list[Obj]:
+    """Each JobFlow: its phase and, per flow in order, the template, its targets and its Job's phase."""
+    jobs_by_key = {_key(j): j for j in snap.jobs}
+    rows = []
+    for flow in _list(store, JOBFLOWS):
+        steps = []
+        for step in _spec(flow).get("flows") or []:
+            job = jobs_by_key.get(f"{_ns(flow)}/{_name(flow)}-{step.get('name')}")
+            steps.append({
+                "template": step.get("name"),
+                "dependsOn": list((step.get("dependsOn") or {}).get("targets") or []),
+                "job": _name(job) if job else None,
+                "phase": ((_status(job).get("state") or {}).get("phase") or "Pending") if job else "Waiting",
+            })
+        rows.append({"namespace": _ns(flow), "name": _name(flow),
+                     "phase": (_status(flow).get("state") or {}).get("phase") or "Pending",
+                     "retainPolicy": _spec(flow).get("jobRetainPolicy") or "retain", "steps": steps,
+                     "created": _created(flow)})
+    rows.sort(key=lambda r: (r["created"] or "", r["namespace"], r["name"]), reverse=True)
+    return rows
 
 
 def _pod_row(pod: Obj) -> Obj:
