@@ -214,7 +214,14 @@ class JobController:
         obj = d.new or d.old
         assert obj is not None
         job = _owner_job(obj)
-        if job is None or (_phase(d.old) == _phase(d.new) and d.new is not None):
+        if job is None:
+            return
+        if d.new is not None and ((d.old or {}).get("status") or {}).get("conditions") != (
+                (d.new.get("status") or {}).get("conditions")):
+            owner = self.jobs.get(d.key[0], job)
+            if owner is not None:  # the scheduler's verdict on the gang, told on the job right away
+                self._tell_podgroup(owner, d.new)
+        if _phase(d.old) == _phase(d.new) and d.new is not None:
             return
         event = "Unknown" if _phase(d.new) == "Unknown" else OUT_OF_SYNC
         self._queue[(d.key[0], job)].append(Request(d.key[0], job, event=event))
