@@ -129,6 +129,8 @@ VOLCANO_CRDS = [
     _crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", True, ["pg", "podgroup-v1beta1"]),
     _crd("scheduling.volcano.sh", "v1beta1", "Queue", "queues", False, ["q", "queue-v1beta1"]),
     _crd("topology.volcano.sh", "v1alpha1", "HyperNode", "hypernodes", False, ["hn"]),
+    _crd("flow.volcano.sh", "v1alpha1", "JobFlow", "jobflows", True, ["jf"]),
+    _crd("flow.volcano.sh", "v1alpha1", "JobTemplate", "jobtemplates", True, ["jt"]),
 ]
 
 
