@@ -706,9 +706,10 @@ class JobController:
             return
         self.jobs.put(written)
         self._wrote = True
-        if after != before and after:
+        if after != before and before:
             # Volcano's controller keeps phase changes in the status (conditions) only; as an event they tell
-            # ``kubectl describe vcjob`` the job's story next to the actions that caused them.
+            # ``kubectl describe vcjob`` the job's story next to the actions that caused them (from the first
+            # change on: a new job is Pending, which says nothing the job's creation does not).
             self._event(written, "Warning" if after == FAILED else "Normal", after, str(state["message"]))
 
 
