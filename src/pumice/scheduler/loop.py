@@ -87,8 +87,11 @@ class Informer:
 
 
 class SchedulerLoop:
-    def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None) -> None:
+    def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None,
+                 metrics: Any = None) -> None:
         self.store = store
+        #: A ``pumice.metrics.SchedulerMetrics`` that every cycle is recorded into (None: not recorded).
+        self.metrics = metrics
         self.conf = conf or default_conf()
         self.clock = clock
         self.cache = LiveCache()
@@ -123,18 +126,26 @@ class SchedulerLoop:
         return [o for inf in self.informers.values() for o in inf.objects.values()]
 
     def run_once(self) -> SessionOutcome:
+        start = time.perf_counter()
         self.sync()
         now = self.clock.now() if self.clock is not None else time.time()
         outcome = run_session(self.cache.state(), self.conf, revert=True, now=now)
-        self._write_back(outcome)
+        bind_errors = self._write_back(outcome)
         self.cache.reported()
         self.sync()
         self._seen_versions = tuple(inf.version for inf in self.informers.values())
         self.last = outcome
+        if self.metrics is not None:
+            pods = self.informers["pods"].objects
+            created = [pod["metadata"].get("creationTimestamp") or "" for key in outcome.binds
+                       if (pod := pods.get(key)) is not None]
+            self.metrics.record_cycle(outcome, time.perf_counter() - start, bind_errors=bind_errors,
+                                      bound_created=created, now=now)
         return outcome
 
     # --- write-back ---------------------------------------------------------------------------
-    def _write_back(self, outcome: SessionOutcome) -> None:
+    def _write_back(self, outcome: SessionOutcome) -> int:
+        """Write the session's decisions; returns how many binds failed."""
         from pumice.store import owned_patch
 
         store = self.store
@@ -146,11 +157,13 @@ class SchedulerLoop:
                 store.delete("pods", ns, name, **self._ro)
             except StoreError:  # already gone: the watch says so
                 self.cache.resync("Pod", pod)
+        bind_errors = 0
         for pod, node in outcome.binds.items():
             ns, name = pod.split("/", 1)
             try:
                 store.bind(ns, name, node, **self._ro)
             except StoreError:  # deleted or bound meanwhile: take the store's word for it
+                bind_errors += 1
                 self.cache.resync("Pod", pod)
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
@@ -217,6 +230,7 @@ class SchedulerLoop:
             with contextlib.suppress(StoreError):
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
                             **self._ro)
+        return bind_errors
 
 
     def _event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
