@@ -15,9 +15,6 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-
 from pumice.store import NotFound, Store
 
 from ..names import SECRETS, name_of, namespace_of
@@ -41,6 +38,10 @@ _FILES = ("id_rsa", "id_rsa.pub", "authorized_keys", "config")
 
 def generate_key_pair(bits: int = KEY_BITS) -> tuple[str, str]:
     """A fresh RSA key pair: (PKCS#1 PEM private key, ``ssh-rsa ...`` public key line)."""
+    # imported here: ~10 MB and a noticeable import time that a cluster without ssh jobs need not pay
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     key = rsa.generate_private_key(public_exponent=65537, key_size=bits)
     private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
                                 serialization.NoEncryption()).decode()
