@@ -103,9 +103,11 @@ def test_mpi_job_hostfile_keys_service_and_completion(plane: Any) -> None:
     assert "Host lm-mpi-job-mpiworker-1\n  HostName lm-mpi-job-mpiworker-1.lm-mpi-job\n  Port 22\n" in secret["config"]
     wait_for("lm-mpi-job Completed", lambda: job_phase(directory, "lm-mpi-job") == "Completed", timeout=60)
     # the story, with the real kubectl
-    events = kubectl(directory, "get", "events", "--field-selector", "involvedObject.name=lm-mpi-job").stdout
-    for reason in ("Running", "Completing", "Completed", "ExecuteAction"):
-        assert reason in events, events
+    def story() -> str:  # the phase event follows the status write: wait for it too
+        events = kubectl(directory, "get", "events", "--field-selector", "involvedObject.name=lm-mpi-job").stdout
+        return events if all(r in events for r in ("Running", "Completing", "Completed", "ExecuteAction")) else ""
+
+    wait_for("the job's story in kubectl get events", story)
     described = kubectl(directory, "describe", "vcjob", "lm-mpi-job").stdout
     assert "Start to execute action CompleteJob" in described and "vc-controller-manager" in described
     assert "PRIVATE KEY" not in kubectl(directory, "get", "events", "-o", "yaml").stdout
