@@ -13,7 +13,7 @@ from pydantic import Field
 
 from pumice.api.base import ApiModel, Int
 from pumice.api.batch import JobSpec, TaskState
-from pumice.api.meta import KubeObject
+from pumice.api.meta import KubeObject, PrinterColumn
 
 __all__ = [
     "FLOW_PHASES",
@@ -138,6 +138,10 @@ class JobFlow(KubeObject):
     KIND: ClassVar[str] = "JobFlow"
     PLURAL: ClassVar[str] = "jobflows"
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ("jf",)
+    PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
+        PrinterColumn("Status", "string", ".status.state.phase"),
+        PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+    )
 
     spec: JobFlowSpec | None = None
     status: JobFlowStatus | None = None

@@ -18,7 +18,7 @@ import typer
 import yaml
 
 from pumice.api.resources import JOBFLOWS, JOBTEMPLATES
-from pumice.cli.objects import (
+from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
     Obj,

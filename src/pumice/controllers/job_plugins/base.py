@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pumice.store import AlreadyExists, NotFound, Store
 
-from ..names import TASK_INDEX, TASK_SPEC, annotations, labels, name_of, uid_of
+from ..names import TASK_INDEX, TASK_SPEC, annotations_of, labels, name_of, uid_of
 from .flags import Flag, parse_flags
 
 __all__ = [
@@ -97,7 +97,7 @@ def add_port(container: Obj, port: int, name: str) -> None:
 
 def task_key(pod: Obj) -> str:
     """``GetTaskKey``: the pod's task (annotation ``volcano.sh/task-spec``), ``default`` without one."""
-    return annotations(pod).get(TASK_SPEC) or "default"
+    return annotations_of(pod).get(TASK_SPEC) or "default"
 
 
 def pod_index(pod: Obj) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..names import annotations
+from ..names import annotations_of
 from .base import JobPlugin, Obj, containers, task_index, task_key, task_named
 from .flags import Flag
 
@@ -38,7 +38,7 @@ class HcclrankPlugin(JobPlugin):
         self.worker = str(values["worker"])
 
     def on_pod_create(self, pod: Obj, job: Obj) -> None:
-        if annotations(pod).get(HCCL_RANK):
+        if annotations_of(pod).get(HCCL_RANK):
             return
         meta = pod.setdefault("metadata", {})
         rank = _env_value(pod, "RANK")
