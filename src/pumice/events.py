@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pumice.clock import Clock, WallClock, rfc3339
-from pumice.store import NotFound, Store, StoreError, owned_patch, read_only_results
+from pumice.store import NotFound, Store, StoreError
 
 __all__ = ["EVENTS", "EventRecorder", "EventType"]
 
@@ -38,8 +38,8 @@ class EventRecorder:
         self.clock: Clock = clock or WallClock()
         self._seen: OrderedDict[tuple[str, str, str, str], tuple[str, str, int]] = OrderedDict()
         self._serial = 0
-        # events are built here for the call and their results unread: no copy either way (in-process stores)
-        self._handed = {**read_only_results(store), **owned_patch(store)}
+        # events are built here for the call and their results unread: no copy either way
+        self._handed: dict[str, Any] = {"copy": False, "owned": True}
 
     def event(self, obj: Mapping[str, Any], type: EventType, reason: str, message: str) -> None:
         """Record that ``reason: message`` happened to ``obj`` (a wire-form object with kind and metadata)."""

@@ -249,11 +249,11 @@ class JobFlowController:
             phase = _job_phase(job)
             by_phase.get(phase, unknown).append(name_of(job))
             cond: Obj = {"phase": phase, "createTime": meta(job).get("creationTimestamp")}
-            status = job.get("status") or {}
-            if status.get("runningDuration"):
-                cond["runningDuration"] = status["runningDuration"]
-            if status.get("taskStatusCount"):
-                cond["taskStatusCount"] = status["taskStatusCount"]
+            job_status = job.get("status") or {}
+            if job_status.get("runningDuration"):
+                cond["runningDuration"] = job_status["runningDuration"]
+            if job_status.get("taskStatusCount"):
+                cond["taskStatusCount"] = job_status["taskStatusCount"]
             conditions[name_of(job)] = {k: v for k, v in cond.items() if v is not None}
         listed = [dict(s) for s in old.get("jobStatusList") or []]
         for job in jobs:

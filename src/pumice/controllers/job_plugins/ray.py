@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pumice.store import NotFound, Store
+from pumice.store import Store
 
 from ..names import JOB_NAME, JOB_NAMESPACE, SERVICES, TASK_SPEC, name_of, namespace_of
 from .base import (
@@ -77,11 +77,6 @@ class RayPlugin(JobPlugin):
                 container["command"] = ["sh", "-c", f"ray start --block --address={address}"]
 
     def on_job_add(self, store: Store, job: Obj) -> bool:
-        try:
-            store.get(SERVICES, namespace_of(job), self.service_name(job))
-            return False
-        except NotFound:
-            pass
         service = {
             "apiVersion": "v1",
             "kind": "Service",

@@ -99,21 +99,24 @@ class SshPlugin(JobPlugin):
             private, public = generate_key_pair()
         data = {"id_rsa": private, "id_rsa.pub": public, "authorized_keys": public,
                 "config": ssh_config(job, self.port)}
+        encoded = {k: _b64(v) for k, v in data.items()}
         secret = {
             "apiVersion": "v1",
             "kind": "Secret",
             "metadata": {"name": self.secret_name(job), "namespace": namespace_of(job),
                          "ownerReferences": [owner_reference(job)]},
             "type": "Opaque",
-            "data": {k: _b64(v) for k, v in data.items()},
+            "data": encoded,
         }
-        try:  # ``CreateOrUpdateSecret``: an existing Secret is rewritten only when its ``config`` changed
-            current = store.get(SECRETS, namespace_of(job), self.secret_name(job))
+        if create(store, SECRETS, secret):
+            return True
+        # ``CreateOrUpdateSecret`` on an existing Secret: its ``config`` brought up to date, its keys kept (written
+        # without reading it: the controllers need no right to read Secrets)
+        try:
+            patch = {"data": {"config": encoded["config"]}}
+            store.patch(SECRETS, namespace_of(job), self.secret_name(job), patch)
         except NotFound:
-            return create(store, SECRETS, secret)
-        if (current.get("data") or {}).get("config") == secret["data"]["config"]:
             return False
-        store.update(SECRETS, {**current, "data": secret["data"]})
         return True
 
     def on_pod_create(self, pod: Obj, job: Obj) -> None:

@@ -111,16 +111,19 @@ class SvcPlugin(JobPlugin):
         return wrote
 
     def _write_hosts(self, store: Store, job: Obj) -> bool:
-        """``CreateOrUpdateConfigMap``: the hosts ConfigMap, created or brought up to date."""
+        """``CreateOrUpdateConfigMap``: the hosts ConfigMap, created or brought up to date.
+
+        Written without reading it first (a merge patch of its data: a job keeps its tasks, so the keys stay
+        the same), so that the controllers need no right to read ConfigMaps.
+        """
         ns, name, hosts = namespace_of(job), self.config_map_name(job), generate_hosts(job)
+        if create(store, CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(job, name),
+                                      "data": hosts}):
+            return True
         try:
-            current = store.get(CONFIGMAPS, ns, name)
+            store.patch(CONFIGMAPS, ns, name, {"data": hosts})
         except NotFound:
-            return create(store, CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(job, name),
-                                              "data": hosts})
-        if current.get("data") == hosts:
             return False
-        store.update(CONFIGMAPS, {**current, "data": hosts})
         return True
 
     def on_job_update(self, store: Store, job: Obj) -> bool:
