@@ -72,7 +72,7 @@ def job_phase(directory: Path, name: str) -> str:
 @pytest.fixture(scope="module")
 def plane(tmp_path_factory: pytest.TempPathFactory) -> Any:
     directory = tmp_path_factory.mktemp("up")
-    with ControlPlane(directory, port=free_port(), time_scale=30) as running:
+    with ControlPlane(directory, port=free_port(), time_scale=5) as running:
         kubectl(directory, "apply", "-f", str(EXAMPLES / "00-cluster.yaml"))
         yield directory, running
 
@@ -81,9 +81,12 @@ def test_mpi_job_hostfile_keys_service_and_completion(plane: Any) -> None:
     directory, _ = plane
     kubectl(directory, "apply", "-f", str(EXAMPLES / "20-mpi.yaml"))
     master = wait_for("the MPI master pod", lambda: get_json(directory, "pod", "lm-mpi-job-mpimaster-0"))
-    job = get_json(directory, "vcjob", "lm-mpi-job")
-    assert set(job["spec"]["plugins"]) == {"ssh", "svc"}
-    hosts = get_json(directory, "configmap", "lm-mpi-job-svc")["data"]
+    # at once, in one call: the plugins' objects go with the job when it completes (40 s at x5)
+    made = {(o["kind"], o["metadata"]["name"]): o for o in get_json(
+        directory, "secret/lm-mpi-job-ssh", "configmap/lm-mpi-job-svc", "service/lm-mpi-job",
+        "networkpolicy/lm-mpi-job", "vcjob/lm-mpi-job")["items"]}
+    assert set(made[("Job", "lm-mpi-job")]["spec"]["plugins"]) == {"ssh", "svc"}
+    hosts = made[("ConfigMap", "lm-mpi-job-svc")]["data"]
     assert hosts["mpiworker.host"] == "lm-mpi-job-mpiworker-0.lm-mpi-job\nlm-mpi-job-mpiworker-1.lm-mpi-job"
     assert hosts["VC_MPIWORKER_NUM"] == "2"
     mounts = {m["mountPath"] for m in master["spec"]["containers"][0]["volumeMounts"]}
@@ -91,11 +94,11 @@ def test_mpi_job_hostfile_keys_service_and_completion(plane: Any) -> None:
     assert master["spec"]["hostname"] == "lm-mpi-job-mpimaster-0" and master["spec"]["subdomain"] == "lm-mpi-job"
     assert env_of(master)["VC_MPIWORKER_HOSTS"] == {
         "configMapKeyRef": {"name": "lm-mpi-job-svc", "key": "VC_MPIWORKER_HOSTS"}}
-    service = get_json(directory, "service", "lm-mpi-job")
+    service = made[("Service", "lm-mpi-job")]
     assert service["spec"]["clusterIP"] == "None"
     assert service["spec"]["selector"] == {"volcano.sh/job-name": "lm-mpi-job", "volcano.sh/job-namespace": "default"}
-    assert "lm-mpi-job" in kubectl(directory, "get", "networkpolicy").stdout
-    data = get_json(directory, "secret", "lm-mpi-job-ssh")["data"]
+    assert made[("NetworkPolicy", "lm-mpi-job")]["spec"]["policyTypes"] == ["Ingress"]
+    data = made[("Secret", "lm-mpi-job-ssh")]["data"]
     secret = {k: base64.b64decode(v).decode() for k, v in data.items()}
     key = serialization.load_pem_private_key(secret["id_rsa"].encode(), password=None)
     public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
