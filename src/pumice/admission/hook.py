@@ -21,23 +21,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
+from pumice.api import parse_object
 from pumice.api.resources import (
     BATCH_JOBS,
     CRDS,
     CRONJOBS,
     DEPLOYMENTS,
+    JOBFLOWS,
     JOBS,
+    JOBTEMPLATES,
     PODGROUPS,
     QUEUES,
     REPLICASETS,
     STATEFULSETS,
 )
-from pumice.store import MemoryStore, Store
+from pumice.store import Invalid, MemoryStore, Store
 
 from .crds import admit_crd, admit_custom_resource, delete_custom_objects
 from .cronjobs import default_cronjob, validate_cronjob
 from .defaulting import DEFAULTED, default_object, schema_error
 from .fastpath import fill_podgroup_defaults, plain_podgroup
+from .jobflows import validate_jobflow
 from .jobs import validate_job, validate_job_update
 from .podgroups import validate_podgroup
 from .pods import default_pod
@@ -45,15 +51,18 @@ from .queues import validate_queue, validate_queue_delete
 from .rbac import validate_rbac
 from .workloads import default_workload, validate_workload
 
-__all__ = ["ADMITTED_DELETES", "ADMITTED_RESOURCES", "ADMITTED_UPDATES", "Admission", "admitted_memory_store"]
+__all__ = ["ADMITTED_DELETES", "ADMITTED_RESOURCES", "ADMITTED_UPDATES", "FLOWS", "Admission",
+           "admitted_memory_store"]
 
 Obj = dict[str, Any]
 PODS = "pods"
+#: ``flow.volcano.sh`` resources: their CRD schema is checked, and JobFlows must be DAGs.
+FLOWS = frozenset({JOBFLOWS, JOBTEMPLATES})
 WORKLOADS = frozenset({DEPLOYMENTS, REPLICASETS, STATEFULSETS, BATCH_JOBS})
 RBAC = frozenset(f"{plural}.rbac.authorization.k8s.io"
                  for plural in ("roles", "clusterroles", "rolebindings", "clusterrolebindings"))
 #: Updates the hook vets: Volcano's kinds and the built-in kinds it checks (not pods: requests are immutable).
-ADMITTED_UPDATES = frozenset({JOBS, PODGROUPS, QUEUES, CRONJOBS, CRDS, *WORKLOADS, *RBAC})
+ADMITTED_UPDATES = frozenset({JOBS, PODGROUPS, QUEUES, CRONJOBS, CRDS, *FLOWS, *WORKLOADS, *RBAC})
 #: Writes the hook vets (creates: also pods, for their defaults); custom resources join as their CRDs come.
 ADMITTED_RESOURCES = ADMITTED_UPDATES | {PODS}
 #: Deletions the hook sees: of Queues (a queue with children or a built-in one stays) and of CRDs (their objects
@@ -100,6 +109,12 @@ class Admission:
         return self._store
 
     def __call__(self, operation: str, resource: str, new: Obj | None, old: Obj | None) -> Obj | None:
+        if resource in FLOWS:
+            if new is not None and operation != "DELETE":
+                _check_schema(new)
+                if resource == JOBFLOWS:
+                    validate_jobflow(new)
+            return None
         if operation == "DELETE":
             if resource == QUEUES and old is not None:
                 validate_queue_delete(self.store, old)
@@ -151,6 +166,17 @@ class Admission:
         else:
             validate_queue(self.store, new, old)
         return new
+
+
+def _check_schema(obj: Obj) -> None:
+    """What a CRD's structural schema refuses (types, required fields, enums, bounds), in one line."""
+    try:
+        parse_object(obj)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        meta = obj.get("metadata") or {}
+        raise Invalid(f'{obj.get("kind")} "{meta.get("name")}": {where}: {first["msg"]}') from None
 
 
 def admitted_memory_store(**kwargs: Any) -> MemoryStore:

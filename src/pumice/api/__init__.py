@@ -60,6 +60,7 @@ from pumice.api.core import (
 )
 from pumice.api.defaults import apply_defaults
 from pumice.api.errors import ManifestError, UnknownResourceError
+from pumice.api.flow import Flow, FlowDependsOn, JobFlow, JobFlowSpec, JobFlowStatus, JobTemplate, Probe
 from pumice.api.io import dump_json, dump_yaml, load_file, load_text
 from pumice.api.meta import (
     Condition,
@@ -133,6 +134,8 @@ __all__ = [
     "DependsOn",
     "Deployment",
     "ExactMatch",
+    "Flow",
+    "FlowDependsOn",
     "GenericObject",
     "Guarantee",
     "HyperNode",
@@ -141,9 +144,13 @@ __all__ = [
     "Int",
     "Job",
     "JobCondition",
+    "JobFlow",
+    "JobFlowSpec",
+    "JobFlowStatus",
     "JobSpec",
     "JobState",
     "JobStatus",
+    "JobTemplate",
     "KubeObject",
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -185,6 +192,7 @@ __all__ = [
     "PodTemplateSpec",
     "PreferredSchedulingTerm",
     "PriorityClass",
+    "Probe",
     "Quantity",
     "QuantityError",
     "Queue",

@@ -7,6 +7,7 @@ from pumice.api.apps import Deployment, ReplicaSet, StatefulSet
 from pumice.api.batch import Command, CronJob, Job
 from pumice.api.batch_v1 import BatchJob
 from pumice.api.core import ResourceQuota
+from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
 from pumice.api.nodeinfo import Numatopology
 from pumice.api.scheduling import PodGroup, PriorityClass, Queue
@@ -19,7 +20,9 @@ __all__ = [
     "CRONJOBS",
     "DEPLOYMENTS",
     "HYPERNODES",
+    "JOBFLOWS",
     "JOBS",
+    "JOBTEMPLATES",
     "NUMATOPOLOGIES",
     "PODGROUPS",
     "PRIORITYCLASSES",
@@ -51,3 +54,5 @@ BATCH_JOBS = resource_of(BatchJob)
 RESOURCEQUOTAS = resource_of(ResourceQuota)
 PRIORITYCLASSES = resource_of(PriorityClass)
 CRDS = resource_of(CustomResourceDefinition)
+JOBFLOWS = resource_of(JobFlow)
+JOBTEMPLATES = resource_of(JobTemplate)

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from pumice.api.resources import BATCH_JOBS, CRONJOBS, DEPLOYMENTS, REPLICASETS, RESOURCEQUOTAS, STATEFULSETS
 from pumice.clock import Clock
+from pumice.events import EventRecorder
 from pumice.store import Store
 
 from .batchjob import BatchJobController
@@ -19,7 +20,8 @@ from .cronjob import CronJobController
 from .deployment import DeploymentController
 from .dormant import Dormant
 from .gc import GarbageCollector
-from .job import JobController
+from .job import COMPONENT, JobController
+from .jobflow import JobFlowController, JobTemplateController
 from .owned import OwnedPods
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
@@ -39,7 +41,8 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Volcano's Queue, PodGroup, Job, CronJob and GC controllers; creates the ``root`` and ``default`` queues.
+    """Volcano's Queue, PodGroup, Job, JobFlow, JobTemplate, CronJob and GC controllers; creates the ``root`` and
+    ``default`` queues.
 
     ``kubernetes=True`` (an embedded cluster) adds what kube-controller-manager does on a real cluster:
     Deployments, ReplicaSets, StatefulSets, batch/v1 Jobs and ResourceQuota status. Against a real API server
@@ -52,12 +55,17 @@ class ControllerManager:
         self.clock = clock
         self.max_rounds = max_rounds
         ensure_default_queues(store)
-        self.queues = QueueController(store, clock)
+        #: Events of every controller, as ``vc-controller-manager`` (one recorder: repeats fold across them)
+        self.recorder = EventRecorder(store, COMPONENT, clock=clock)
+        self.queues = QueueController(store, clock, self.recorder)
         self.podgroups = PodGroupController(store, clock)
-        self.jobs = JobController(store, clock)
+        self.jobs = JobController(store, clock, self.recorder)
+        self.jobflows = JobFlowController(store, clock, self.recorder)
+        self.jobtemplates = JobTemplateController(store, clock)
         self.cronjobs = Dormant(store, clock, (CRONJOBS,), lambda: (CronJobController(store, clock),))
         self.gc = GarbageCollector(store, clock)
-        volcano: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.cronjobs, self.gc)
+        volcano: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.jobflows, self.jobtemplates,
+                                           self.cronjobs, self.gc)
         self.kubernetes: Dormant | None = None
         if kubernetes:
             def build() -> tuple[Controller, ...]:

@@ -33,8 +33,9 @@ def load_admission() -> Admission:
 
 
 def admitted_resources() -> frozenset[str]:
-    """What the admission hook vets (see ``pumice.admission``): main-resource writes of Volcano's kinds, the
-    workloads, RBAC objects, CRDs (and the custom resources they define), and pod creations.
+    """What the admission hook vets (see ``pumice.admission``): main-resource writes of Volcano's kinds (JobFlows
+    and JobTemplates too), the workloads, RBAC objects, CRDs (and the custom resources they define), and pod
+    creations.
 
     Declared to the store as the hook's ``resources``, so that every other write (every status write and
     binding, pod updates) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
