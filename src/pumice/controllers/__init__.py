@@ -5,6 +5,7 @@ True if it wrote) and ``next_wakeup() -> float | None``; ``ControllerManager`` r
 """
 
 from .gc import GarbageCollector, expires_at
+from .hypernode import HyperNodeController, node_count
 from .job import JobController, cascade_delete
 from .job_state import JobFacts, Step, plan
 from .manager import Controller, ControllerManager
@@ -18,6 +19,7 @@ __all__ = [
     "ControllerManager",
     "Delta",
     "GarbageCollector",
+    "HyperNodeController",
     "JobController",
     "JobFacts",
     "Mirror",
@@ -27,6 +29,7 @@ __all__ = [
     "cascade_delete",
     "ensure_default_queues",
     "expires_at",
+    "node_count",
     "plan",
     "podgroup_for_pod",
 ]

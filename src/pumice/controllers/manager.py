@@ -13,6 +13,7 @@ from pumice.clock import Clock
 from pumice.store import Store, change_marker
 
 from .gc import GarbageCollector
+from .hypernode import HyperNodeController
 from .job import JobController
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
@@ -29,9 +30,13 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Queue, PodGroup, Job and GC controllers; creates the ``root`` and ``default`` queues."""
+    """Queue, PodGroup, Job, GC and HyperNode controllers; creates the ``root`` and ``default`` queues.
 
-    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS) -> None:
+    ``discovery``: HyperNodes from node labels (see ``HyperNodeController``); node counts are kept either way.
+    """
+
+    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS,
+                 discovery: Any = None) -> None:
         self.store = store
         self.clock = clock
         self.max_rounds = max_rounds
@@ -40,7 +45,8 @@ class ControllerManager:
         self.podgroups = PodGroupController(store, clock)
         self.jobs = JobController(store, clock)
         self.gc = GarbageCollector(store, clock)
-        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc)
+        self.hypernodes = HyperNodeController(store, clock, discovery)
+        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc, self.hypernodes)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = change_marker(store)  # moves with every store write

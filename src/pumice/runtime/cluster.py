@@ -88,6 +88,7 @@ class Cluster:
         seed: int = 0,
         lazy_status: bool | None = None,
         history: int = DEFAULT_HISTORY,
+        discovery: Any = None,
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
         if store is None:  # ``history``: how far back a watch of this store can resume (see ``BaseStore``)
@@ -97,7 +98,9 @@ class Cluster:
         self.store: Store = store
         self._changes = change_marker(store)  # what moves when the store is written (see ``_settle``)
         self.period = period
-        self.controllers = ControllerManager(store, self.clock) if controllers and ControllerManager else None
+        #: ``discovery``: HyperNodes from node labels (a ``pumice.topology_discovery`` configuration)
+        self.controllers = ControllerManager(store, self.clock, discovery=discovery) \
+            if controllers and ControllerManager else None
         if self.controllers is None:
             default_queues(store)
         self.scheduler = SchedulerLoop(store, conf, clock=self.clock)

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pumice.api.resources import PODGROUPS, QUEUES
-from pumice.clock import Clock, rfc3339
+from pumice.clock import Clock
+from pumice.events import EventRecorder
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
 from pumice.store import Gone, Store, StoreError, change_marker, read_only_results
@@ -87,11 +88,21 @@ class Informer:
 
 
 class SchedulerLoop:
-    def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None) -> None:
+    """``scheduler_names``: the pods it schedules (``spec.schedulerName``, Volcano's ``--scheduler-name``).
+
+    Events are recorded as Volcano's scheduler records them (``events``: an ``EventRecorder``, or None for
+    none): ``Scheduled`` on each pod bound, ``FailedScheduling`` when a pod's unschedulable reason changes,
+    ``Unschedulable`` / ``Scheduled`` on PodGroups as their condition changes.
+    """
+
+    def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None, *,
+                 scheduler_names: tuple[str, ...] = ("volcano",), events: EventRecorder | bool | None = True) -> None:
         self.store = store
         self.conf = conf or default_conf()
         self.clock = clock
-        self.cache = LiveCache()
+        self.cache = LiveCache(tuple(scheduler_names))
+        self.recorder: EventRecorder | None = (EventRecorder(store, "volcano", clock=clock) if events is True
+                                               else events or None)
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
         #: Write results are only read: the store may hand back its own (read-only) objects.
@@ -146,12 +157,17 @@ class SchedulerLoop:
                 store.delete("pods", ns, name, **self._ro)
             except StoreError:  # already gone: the watch says so
                 self.cache.resync("Pod", pod)
+        recorder = self.recorder
+        pods = self.informers["pods"].objects
         for pod, node in outcome.binds.items():
             ns, name = pod.split("/", 1)
             try:
                 store.bind(ns, name, node, **self._ro)
             except StoreError:  # deleted or bound meanwhile: take the store's word for it
                 self.cache.resync("Pod", pod)
+                continue
+            if recorder is not None and pod in pods:
+                recorder.event(pods[pod], "Normal", "Scheduled", f"Successfully assigned {pod} to {node}")
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
         written = self._written
@@ -184,8 +200,11 @@ class SchedulerLoop:
                 conditions.append(cond)
             new["conditions"] = conditions
             cond_changed = bool(cond) and _cond_changed(old, cond)
-            if cond_changed and reason:
-                self._event(pg, "Warning", "Unschedulable", reason)
+            if cond_changed and recorder is not None:
+                if reason:
+                    recorder.event(pg, "Warning", "Unschedulable", reason)
+                else:
+                    recorder.event(pg, "Normal", "Scheduled", "pod group is ready")
             if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
                 ns, name = key.split("/", 1)
                 try:
@@ -194,7 +213,6 @@ class SchedulerLoop:
                     written.pop(key, None)
                 else:
                     written[key] = (patched["metadata"].get("resourceVersion"), *signature[1:])
-        pods = self.informers["pods"].objects
         for key, message in outcome.pending_pods.items():
             pod = pods.get(key)
             if pod is None:
@@ -209,6 +227,8 @@ class SchedulerLoop:
             with contextlib.suppress(StoreError):
                 store.patch("pods", ns, name, {"status": {"conditions": [*others, cond]}}, subresource="status",
                             **handed)
+                if recorder is not None:
+                    recorder.event(pod, "Warning", "FailedScheduling", message)
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)
@@ -217,22 +237,6 @@ class SchedulerLoop:
             with contextlib.suppress(StoreError):
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
                             **self._ro)
-
-
-    def _event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
-        """A Kubernetes Event about ``obj`` (what ``kubectl describe`` lists)."""
-        meta = obj.get("metadata") or {}
-        now = rfc3339(self.clock.now() if self.clock is not None else time.time())
-        event = {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"generateName": f"{meta.get('name')}.", "namespace": meta.get("namespace") or "default"},
-            "involvedObject": {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-                               "name": meta.get("name"), "namespace": meta.get("namespace"), "uid": meta.get("uid")},
-            "reason": reason, "message": message, "type": type_, "count": 1,
-            "source": {"component": "volcano"}, "firstTimestamp": now, "lastTimestamp": now,
-        }
-        with contextlib.suppress(StoreError):
-            self.store.create("events", event)
 
 
 def _condition(reason: str) -> dict[str, Any]:
