@@ -14,6 +14,7 @@ from pumice.cli import jobs as jobs_cmd
 from pumice.cli import objects as objects_cmd
 from pumice.cli import pods as pods_cmd
 from pumice.cli import queues as queues_cmd
+from pumice.cli import run as run_cmd
 from pumice.cli import schedule as schedule_cmd
 from pumice.cli import sim as sim_cmd
 from pumice.cli import up as up_cmd
@@ -69,6 +70,7 @@ app.command("validate")(validate.validate)
 app.command("sim")(sim_cmd.sim)
 app.command("up")(up_cmd.up)
 app.command("down")(up_cmd.down)
+app.command("run")(run_cmd.run)
 
 
 if __name__ == "__main__":  # pragma: no cover

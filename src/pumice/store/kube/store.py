@@ -196,6 +196,10 @@ class KubeStore:
         """Grows with every change the informers saw (the store's change marker)."""
         return self._ledger.seq
 
+    def change_marker(self) -> object:
+        """A value that moves whenever a watch of this store would see a change (the informers' sequence)."""
+        return self._ledger.seq
+
     def get(self, resource: str, namespace: str | None, name: str, *, copy: bool = True) -> Obj:
         info = self._info(resource)
         ns = (namespace or "default") if info.namespaced else ""
