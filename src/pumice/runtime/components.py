@@ -185,6 +185,11 @@ class Components:
             except StoreError as err:
                 log.warning("scheduler: default queues not created yet: %s", err.message)
                 self.stopping.wait(1.0)
+        prefetch = getattr(self.store, "prefetch", None)
+        if callable(prefetch):  # the scheduler's informers listed together, not one after the other
+            from pumice.scheduler.loop import WATCHED
+
+            prefetch(WATCHED)
         conf = settings.conf_file.conf if settings.conf_file is not None else live_default_conf()
         # the scheduler's timestamps (events, conditions) are the API server's: real time, whatever the time scale
         loop = self.scheduler = SchedulerLoop(self.store, conf, WallClock(), scheduler_names=settings.scheduler_names)

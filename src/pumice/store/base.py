@@ -75,7 +75,7 @@ def read_only_results(store: object) -> dict[str, Any]:
 
     For callers that only read what a call returns, or ignore it: ``store.patch(..., **read_only)``.
     """
-    return {"copy": False} if isinstance(store, BaseStore) else {}
+    return {"copy": False} if isinstance(store, BaseStore) or getattr(store, "accepts_copy", False) else {}
 
 
 def owned_patch(store: object) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import aiohttp
+from yarl import URL
 
 from pumice.store.errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreError
 
@@ -81,6 +82,7 @@ class ApiClient:
         self.request_timeout = request_timeout
         self.retry_deadline = retry_deadline
         self._session: aiohttp.ClientSession | None = None
+        self._timeout = aiohttp.ClientTimeout(total=request_timeout)
         self.requests = 0
         self.retries = 0
 
@@ -109,11 +111,11 @@ class ApiClient:
         """One request; the decoded JSON answer. Retries as the module docstring says, then raises."""
         session = self._open()
         data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
-        url = self.server + path
+        url = URL(self.server + path, encoded=True)  # paths are built quoted: no parsing again
         what = what or f"{method} {path}"
         give_up = time.monotonic() + (self.retry_deadline if deadline is None else deadline)
         attempt = 0
-        timeout = aiohttp.ClientTimeout(total=self.request_timeout)
+        timeout = self._timeout
         while True:
             await self.limiter.acquire()
             self.requests += 1

@@ -197,10 +197,13 @@ class Informer:
 
     # --- list + watch ---------------------------------------------------------------------------------
 
-    async def _list(self) -> tuple[list[Obj], str]:
+    async def _list(self, any_version: bool = False) -> tuple[list[Obj], str]:
+        """Every object and the list's resourceVersion. ``any_version``: as client-go's first list, served from the
+        API server's watch cache (``resourceVersion=0``: maybe a little old, the watch from it catches up), else
+        a consistent list from etcd, in pages."""
         path = collection_path(self.info, None)
         items: list[Obj] = []
-        params: dict[str, str] = {"limit": str(PAGE)}
+        params: dict[str, str] = {"resourceVersion": "0"} if any_version else {"limit": str(PAGE)}
         kind = self.info.kind
         api_version = self.info.api_version
         while True:
@@ -255,7 +258,7 @@ class Informer:
         while not self._stopped:
             try:
                 if need_list:
-                    items, rv = await self._list()
+                    items, rv = await self._list(any_version=not self.synced.is_set())
                     with self.ledger.lock:
                         self._relisted(items, rv)
                     if self.synced.is_set():
