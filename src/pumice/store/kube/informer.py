@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pumice.store.errors import Gone, StoreError
+from pumice.store.errors import Gone
 from pumice.store.protocol import EventType, WatchEvent
 from pumice.store.resources import ResourceInfo
 from pumice.store.selectors import FieldSelector, LabelSelector
@@ -272,7 +272,7 @@ class Informer:
                 raise
             except Gone:
                 need_list = True
-            except (StoreError, ValueError, OSError) as err:
+            except Exception as err:  # a lost connection (aiohttp's errors), a refused request, a bad line: retry
                 if not self.synced.is_set() and self.error is None:
                     self.error = err
                     self.synced.set()  # wake whoever waits for the first list: it fails
