@@ -186,10 +186,12 @@ class Components:
                 log.warning("scheduler: default queues not created yet: %s", err.message)
                 self.stopping.wait(1.0)
         prefetch = getattr(self.store, "prefetch", None)
+        started = time.monotonic()
         if callable(prefetch):  # the scheduler's informers listed together, not one after the other
             from pumice.scheduler.loop import WATCHED
 
             prefetch(WATCHED)
+        log.info("scheduler: caches filled in %.2f s", time.monotonic() - started)
         conf = settings.conf_file.conf if settings.conf_file is not None else live_default_conf()
         # the scheduler's timestamps (events, conditions) are the API server's: real time, whatever the time scale
         loop = self.scheduler = SchedulerLoop(self.store, conf, WallClock(), scheduler_names=settings.scheduler_names)
@@ -209,9 +211,12 @@ class Components:
             if loop.has_work():
                 due = last + settings.period
                 if now >= due:
-                    loop.run_once()
+                    outcome = loop.run_once()
                     self.cycles += 1
                     last = time.monotonic()
+                    if outcome.binds or outcome.evictions:
+                        log.info("scheduler: cycle %d: %d binds, %d evictions in %.2f s", self.cycles,
+                                 len(outcome.binds), len(outcome.evictions), last - now)
                     wait = settings.period
                 else:
                     wait = due - now

@@ -112,6 +112,7 @@ class SchedulerLoop:
         self._seen_versions: tuple[int, ...] = ()
         self._changes = change_marker(store)
         self._synced_version: object = None
+        self._dispatched: dict[str, bool] = {}  # pod key -> bind sent during the session (True) or refused
 
     def sync(self) -> bool:
         # Every watch event is a write, and every write moves the store's change marker (after its
@@ -136,7 +137,11 @@ class SchedulerLoop:
     def run_once(self) -> SessionOutcome:
         self.sync()
         now = self.clock.now() if self.clock is not None else time.time()
-        outcome = run_session(self.cache.state(), self.conf, revert=True, now=now)
+        # a store that pipelines binds (a real API server) gets each bind as the session commits it, as Volcano
+        # dispatches them; the embedded stores get them with the rest of the write-back, in one go
+        self._dispatched = {}
+        on_bind = self._bind if getattr(self.store, "pipelines_binds", False) else None
+        outcome = run_session(self.cache.state(), self.conf, revert=True, now=now, on_bind=on_bind)
         self._write_back(outcome)
         self.cache.reported()
         self.sync()
@@ -145,6 +150,16 @@ class SchedulerLoop:
         return outcome
 
     # --- write-back ---------------------------------------------------------------------------
+    def _bind(self, pod: str, node: str) -> None:
+        """Send one bind now; remembered (True: sent, False: refused) so that the write-back skips it."""
+        ns, name = pod.split("/", 1)
+        try:
+            self.store.bind(ns, name, node, **self._ro)
+        except StoreError:  # deleted or bound meanwhile: take the store's word for it
+            self._dispatched[pod] = False
+            return
+        self._dispatched[pod] = True
+
     def _write_back(self, outcome: SessionOutcome) -> None:
         from pumice.store import owned_patch
 
@@ -159,11 +174,17 @@ class SchedulerLoop:
                 self.cache.resync("Pod", pod)
         recorder = self.recorder
         pods = self.informers["pods"].objects
+        dispatched = self._dispatched
         for pod, node in outcome.binds.items():
-            ns, name = pod.split("/", 1)
-            try:
-                store.bind(ns, name, node, **self._ro)
-            except StoreError:  # deleted or bound meanwhile: take the store's word for it
+            sent = dispatched.get(pod)
+            if sent is None:
+                ns, name = pod.split("/", 1)
+                try:
+                    store.bind(ns, name, node, **self._ro)
+                    sent = True
+                except StoreError:
+                    sent = False
+            if not sent:  # deleted or bound meanwhile: take the store's word for it
                 self.cache.resync("Pod", pod)
                 continue
             if recorder is not None and pod in pods:

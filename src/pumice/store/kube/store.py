@@ -64,6 +64,8 @@ class KubeStore:
 
     #: every read and write takes ``copy=False`` (the result is then the cached object, read-only)
     accepts_copy = True
+    #: binds return at once (see ``bind``): the scheduler sends each as its session commits it
+    pipelines_binds = True
 
     def __init__(self, connection: Connection, *, qps: float = 2000.0, burst: int = 2000, bind_workers: int = 32,
                  resources: Iterable[ResourceInfo] | None = None, watch_timeout: tuple[int, int] = WATCH_TIMEOUT,
