@@ -155,7 +155,7 @@ class ControlPlane:
             cluster = Cluster(store, clock, conf, discovery=self.discovery)
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
-            app = create_app(store, token=token, now=clock.now, on_change=self._wake.set)
+            app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics)
             server = ServerThread(app, host=self.host, port=self.port, tls=tls).start()
         except BaseException:
             store.close()

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from pumice.clock import Clock, VirtualClock, WallClock, rfc3339, to_datetime
+from pumice.metrics import ClusterMetrics
 from pumice.nodes import SimulatedKubelet
 from pumice.scheduler import SchedulerConf
 from pumice.scheduler.loop import SchedulerLoop
@@ -88,6 +89,7 @@ class Cluster:
         seed: int = 0,
         lazy_status: bool | None = None,
         history: int = DEFAULT_HISTORY,
+        metrics: ClusterMetrics | None = None,
         discovery: Any = None,
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
@@ -103,7 +105,9 @@ class Cluster:
             if controllers and ControllerManager else None
         if self.controllers is None:
             default_queues(store)
-        self.scheduler = SchedulerLoop(store, conf, clock=self.clock)
+        #: Prometheus metrics of this cluster, in a registry of its own (``pumice.metrics``).
+        self.metrics = metrics if metrics is not None else ClusterMetrics(store)
+        self.scheduler = SchedulerLoop(store, conf, clock=self.clock, metrics=self.metrics.scheduler)
         self.kubelet = SimulatedKubelet(store, self.clock)
         #: Defer status-only cycles (see ``Demand``): on by default in virtual time, off in real time.
         self.lazy_status = isinstance(self.clock, VirtualClock) if lazy_status is None else lazy_status

@@ -95,9 +95,12 @@ class SchedulerLoop:
     ``Unschedulable`` / ``Scheduled`` on PodGroups as their condition changes.
     """
 
-    def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None, *,
-                 scheduler_names: tuple[str, ...] = ("volcano",), events: EventRecorder | bool | None = True) -> None:
+    def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None,
+                 metrics: Any = None, *, scheduler_names: tuple[str, ...] = ("volcano",),
+                 events: EventRecorder | bool | None = True) -> None:
         self.store = store
+        #: A ``pumice.metrics.SchedulerMetrics`` that every cycle is recorded into (None: not recorded).
+        self.metrics = metrics
         self.conf = conf or default_conf()
         self.clock = clock
         self.cache = LiveCache(tuple(scheduler_names))
@@ -135,6 +138,7 @@ class SchedulerLoop:
         return [o for inf in self.informers.values() for o in inf.objects.values()]
 
     def run_once(self) -> SessionOutcome:
+        start = time.perf_counter()
         self.sync()
         now = self.clock.now() if self.clock is not None else time.time()
         # a store that pipelines binds (a real API server) gets each bind as the session commits it, as Volcano
@@ -142,11 +146,17 @@ class SchedulerLoop:
         self._dispatched = {}
         on_bind = self._bind if getattr(self.store, "pipelines_binds", False) else None
         outcome = run_session(self.cache.state(), self.conf, revert=True, now=now, on_bind=on_bind)
-        self._write_back(outcome)
+        bind_errors = self._write_back(outcome)
         self.cache.reported()
         self.sync()
         self._seen_versions = tuple(inf.version for inf in self.informers.values())
         self.last = outcome
+        if self.metrics is not None:
+            pods = self.informers["pods"].objects
+            created = [pod["metadata"].get("creationTimestamp") or "" for key in outcome.binds
+                       if (pod := pods.get(key)) is not None]
+            self.metrics.record_cycle(outcome, time.perf_counter() - start, bind_errors=bind_errors,
+                                      bound_created=created, now=now)
         return outcome
 
     # --- write-back ---------------------------------------------------------------------------
@@ -160,7 +170,8 @@ class SchedulerLoop:
             return
         self._dispatched[pod] = True
 
-    def _write_back(self, outcome: SessionOutcome) -> None:
+    def _write_back(self, outcome: SessionOutcome) -> int:
+        """Write the session's decisions; returns how many binds failed."""
         from pumice.store import owned_patch
 
         store = self.store
@@ -175,6 +186,7 @@ class SchedulerLoop:
         recorder = self.recorder
         pods = self.informers["pods"].objects
         dispatched = self._dispatched
+        bind_errors = 0
         for pod, node in outcome.binds.items():
             sent = dispatched.get(pod)
             if sent is None:
@@ -185,6 +197,7 @@ class SchedulerLoop:
                 except StoreError:
                     sent = False
             if not sent:  # deleted or bound meanwhile: take the store's word for it
+                bind_errors += 1
                 self.cache.resync("Pod", pod)
                 continue
             if recorder is not None and pod in pods:
@@ -258,6 +271,7 @@ class SchedulerLoop:
             with contextlib.suppress(StoreError):
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
                             **self._ro)
+        return bind_errors
 
 
 def _condition(reason: str) -> dict[str, Any]:

@@ -78,7 +78,8 @@ class ApiResource:
             main["categories"] = list(self.categories)
         out = [main]
         for sub in self.subresources:
-            kind, verbs = ("Binding", ["create"]) if sub == "binding" else (self.kind, ["get", "patch", "update"])
+            kind, verbs = {"binding": ("Binding", ["create"]), "log": (self.kind, ["get"])}.get(
+                sub, (self.kind, ["get", "patch", "update"]))
             out.append(
                 {"name": f"{self.plural}/{sub}", "singularName": "", "namespaced": self.namespaced, "kind": kind,
                  "verbs": verbs}
@@ -94,7 +95,7 @@ def _describe(info: ResourceInfo) -> ApiResource:
     if info.has_status:
         subs.append("status")
     if info.name == "pods":
-        subs.append("binding")
+        subs += ["binding", "log"]
     return ApiResource(
         store_name=info.name,
         group=group,
