@@ -41,12 +41,8 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 
 def _admission_available() -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("pumice.webhooks.server") is not None
-    except ModuleNotFoundError:
-        return False
+    """Whether ``pumice run`` can serve Volcano's webhooks itself (not yet: see ``ADMISSION_MISSING``)."""
+    return False
 
 
 def _components(text: str | None) -> tuple[str, ...]:

@@ -41,6 +41,8 @@ DEFAULT_COMPONENTS = ("scheduler", "controllers", "admission")
 LEASE_NAMES = {"scheduler": "vc-scheduler", "controllers": "vc-controller-manager", "nodes": "pumice-kwok"}
 #: Longest sleep of a component between two looks at the store (wall seconds).
 MAX_IDLE = 1.0
+#: Shortest pause between two looks: a burst of watch events is taken in one go, not one wake-up per event.
+MIN_PAUSE = 0.02
 
 
 @dataclass
@@ -159,11 +161,17 @@ class Components:
         elector = self.electors.get(component)
         return elector is None or elector.leading
 
-    def _sleep(self, component: str, seconds: float) -> None:
-        wake = self._wakes[component]
+    def _sleep(self, component: str, seconds: float, *, wakeable: bool = True) -> None:
+        """Sleep ``seconds`` (at most ``MAX_IDLE``), or until the store changes when ``wakeable``."""
+        seconds = max(MIN_PAUSE, min(MAX_IDLE, seconds))
         if not self._listening:
             seconds = min(seconds, 0.05)
-        wake.wait(max(0.005, min(MAX_IDLE, seconds)))
+        self.stopping.wait(MIN_PAUSE)
+        wake = self._wakes[component]
+        if wakeable:
+            wake.wait(seconds - MIN_PAUSE)
+        else:
+            self.stopping.wait(seconds - MIN_PAUSE)
         wake.clear()
 
     def _wall(self, cluster_seconds: float) -> float:
@@ -207,9 +215,10 @@ class Components:
                 if fresh is not None:
                     loop.conf = fresh
             loop.sync()
-            wait = MAX_IDLE
+            wait, wakeable = MAX_IDLE, True
             if loop.has_work():
                 due = last + settings.period
+                wakeable = False  # the next cycle is due at a time: more events until then change nothing
                 if now >= due:
                     outcome = loop.run_once()
                     self.cycles += 1
@@ -220,7 +229,7 @@ class Components:
                     wait = settings.period
                 else:
                     wait = due - now
-            self._sleep("scheduler", wait)
+            self._sleep("scheduler", wait, wakeable=wakeable)
 
     def _run_controllers(self) -> None:
         from pumice.controllers import ControllerManager

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pumice.api.resources import PODGROUPS, QUEUES
@@ -18,6 +19,9 @@ from pumice.events import EventRecorder
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
 from pumice.store import Gone, Store, StoreError, change_marker, read_only_results
+
+#: Status writes in flight at once on a store whose writes are requests (Volcano's ``jobUpdaterWorker``).
+STATUS_WORKERS = 16
 
 #: What the scheduler watches, in the order a session needs them.
 WATCHED = (
@@ -116,6 +120,7 @@ class SchedulerLoop:
         self._changes = change_marker(store)
         self._synced_version: object = None
         self._dispatched: dict[str, bool] = {}  # pod key -> bind sent during the session (True) or refused
+        self._pool: ThreadPoolExecutor | None = None
 
     def sync(self) -> bool:
         # Every watch event is a write, and every write moves the store's change marker (after its
@@ -170,6 +175,17 @@ class SchedulerLoop:
             return
         self._dispatched[pod] = True
 
+    def _each(self, write: Callable[[Any], None], items: list[Any]) -> None:
+        """``write(item)`` for each item: in order here, or by ``STATUS_WORKERS`` threads on a store whose writes
+        are requests to an API server (as Volcano's job updater writes PodGroup statuses, 16 at a time)."""
+        if len(items) < 2 or not getattr(self.store, "pipelines_binds", False):
+            for item in items:
+                write(item)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(STATUS_WORKERS, thread_name_prefix="status-writer")
+        list(self._pool.map(write, items))
+
     def _write_back(self, outcome: SessionOutcome) -> int:
         """Write the session's decisions; returns how many binds failed."""
         from pumice.store import owned_patch
@@ -205,6 +221,7 @@ class SchedulerLoop:
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
         written = self._written
+        pg_writes: list[tuple[str, dict[str, Any], tuple[Any, ...]]] = []
         for key, status in outcome.podgroups.items():
             pg = pgs.get(key)
             if pg is None:
@@ -240,13 +257,20 @@ class SchedulerLoop:
                 else:
                     recorder.event(pg, "Normal", "Scheduled", "pod group is ready")
             if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
-                ns, name = key.split("/", 1)
-                try:
-                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", **handed)
-                except StoreError:
-                    written.pop(key, None)
-                else:
-                    written[key] = (patched["metadata"].get("resourceVersion"), *signature[1:])
+                pg_writes.append((key, new, signature))
+
+        def write_pg(item: tuple[str, dict[str, Any], tuple[Any, ...]]) -> None:
+            key, new, signature = item
+            ns, name = key.split("/", 1)
+            try:
+                patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", **handed)
+            except StoreError:
+                written.pop(key, None)
+            else:
+                written[key] = (patched["metadata"].get("resourceVersion"), *signature[1:])
+
+        self._each(write_pg, pg_writes)
+        pod_writes: list[tuple[str, dict[str, Any], list[dict[str, Any]], str]] = []
         for key, message in outcome.pending_pods.items():
             pod = pods.get(key)
             if pod is None:
@@ -257,12 +281,21 @@ class SchedulerLoop:
             current = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
             if current is not None and all(current.get(k) == v for k, v in cond.items()):
                 continue
+            pod_writes.append((key, pod, [*others, cond], message))
+
+        failed: list[tuple[dict[str, Any], str]] = []
+
+        def write_pod(item: tuple[str, dict[str, Any], list[dict[str, Any]], str]) -> None:
+            key, pod, conditions, message = item
             ns, name = key.split("/", 1)
             with contextlib.suppress(StoreError):
-                store.patch("pods", ns, name, {"status": {"conditions": [*others, cond]}}, subresource="status",
-                            **handed)
-                if recorder is not None:
-                    recorder.event(pod, "Warning", "FailedScheduling", message)
+                store.patch("pods", ns, name, {"status": {"conditions": conditions}}, subresource="status", **handed)
+                failed.append((pod, message))
+
+        self._each(write_pod, pod_writes)
+        if recorder is not None:  # events from this thread only: the recorder is not thread-safe
+            for pod, message in failed:
+                recorder.event(pod, "Warning", "FailedScheduling", message)
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)
