@@ -16,8 +16,10 @@ The scheduler, the controllers and the simulated kubelets run on it unchanged. I
   pod *assumed* bound in it (watches see it bound at once) and returns; ``bind_workers`` POST the
   ``pods/binding`` requests concurrently. A binding the server refuses undoes the assumption (the watches see
   the pod as the server has it), as kube-scheduler forgets an assumed pod.
-* **Events** (``events``) are written best effort in the background and never ahead of a pending binding, as
-  client-go's event broadcaster writes them asynchronously.
+* **Bindings first.** Status writes of custom resources (PodGroup and Queue status) wait for the binds sent
+  before them (up to ``BINDS_FIRST`` s), and **events** (``events``) are written best effort in the background
+  after pending binds, as client-go's event broadcaster writes them asynchronously: a cycle's binds are not
+  slowed down by its bookkeeping.
 
 Everything asynchronous runs on one asyncio loop in a thread of its own; the protocol's methods are
 synchronous and thread-safe.
@@ -56,6 +58,8 @@ Key = tuple[str, str]
 EVENTS = "events"
 #: How long the first list of a resource may take before the caller is told the server does not answer.
 SYNC_TIMEOUT = 120.0
+#: Longest wait of a status write of a custom resource (PodGroup, Queue, ...) for the binds sent before it.
+BINDS_FIRST = 30.0
 _ALREADY_ON = 'is already assigned to node "'
 
 
@@ -87,6 +91,8 @@ class KubeStore:
         self._binding: dict[Key, asyncio.Future[None]] = {}  # pod key -> done when its binding request ended
         self._incoming: deque[tuple[str, str, str, str]] = deque()  # binds from other threads, not yet queued
         self._incoming_wake = False
+        self._later_items: deque[tuple[Key, Callable[[], Coroutine[Any, Any, Any]]]] = deque()
+        self._later_wake = False
         self._idle = threading.Condition()
         self._outstanding = 0  # binds and background writes queued or in flight
         self._tasks: list[asyncio.Task[None]] = []
@@ -361,7 +367,8 @@ class KubeStore:
             return {"metadata": {"name": name, "namespace": ns}}
         patched = self._call(self._write("PATCH", path, patch, content_type=content_type,
                                          redo_conflict=content_type == MERGE_PATCH and not pinned, what=what,
-                                         key=(ns or "", name) if resource == "pods" else None))
+                                         key=(ns or "", name) if resource == "pods" else None,
+                                         after_binds=subresource == "status" and resource != "pods"))
         return self._result(resource, patched, copy)
 
     def delete(self, resource: str, namespace: str | None, name: str, *, resource_version: str | None = None,
@@ -394,12 +401,16 @@ class KubeStore:
         return copy_json(answer) if copy else answer
 
     async def _write(self, method: str, path: str, body: Any, *, what: str, content_type: str = "application/json",
-                     redo_conflict: bool = False, key: Key | None = None) -> Obj:
+                     redo_conflict: bool = False, key: Key | None = None, after_binds: bool = False) -> Obj:
         if key is not None:  # a pod write waits for the binding request of that pod (in order, as written)
             pending = self._binding.get(key)
             if pending is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.shield(pending)
+        if after_binds and self._binding:  # status of custom resources: after the binds sent before it
+            waiting = list(self._binding.values())
+            with contextlib.suppress(Exception, TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*(asyncio.shield(f) for f in waiting)), BINDS_FIRST)
         answer: Obj = await self.api.request(method, path, body, content_type=content_type,
                                              redo_conflict=redo_conflict, what=what)
         return answer
@@ -502,11 +513,17 @@ class KubeStore:
             return
         with self._idle:
             self._outstanding += 1
-        self._loop.call_soon_threadsafe(self._queue_background, (key, make))
+        self._later_items.append((key, make))
+        if not self._later_wake:  # one wake-up of the loop for a burst of them
+            self._later_wake = True
+            self._loop.call_soon_threadsafe(self._queue_background)
 
-    def _queue_background(self, item: tuple[Key, Callable[[], Coroutine[Any, Any, Any]]]) -> None:
+    def _queue_background(self) -> None:
         assert self._background is not None
-        self._background.put_nowait(item)
+        self._later_wake = False
+        items = self._later_items
+        while items:
+            self._background.put_nowait(items.popleft())
 
     async def _background_worker(self) -> None:
         assert self._background is not None and self._binds is not None
