@@ -55,7 +55,7 @@ class Informer:
         self._relist()
 
     def _relist(self) -> None:
-        items, rv = self.store.list(self.resource)
+        items, rv = self.store.list(self.resource, **read_only_results(self.store))  # kept, never changed
         fresh = {_key(o): o for o in items}
         for key, obj in self.objects.items():
             if key not in fresh:
