@@ -1,6 +1,6 @@
 """Real API servers on loopback for the CLI tests.
 
-* ``pumice``: pumice's own (``pumice.server`` over a MemoryStore), always when the module exists;
+* ``pumice``: pumice's own (``pumice.server`` over a MemoryStore), always;
 * ``kube-1.20``: a real kube-apiserver v1.20 with Volcano's CRDs, when its binaries were built
   (``../shared/tools/kube-1.20/build.sh``) — the same commands must work against a real cluster.
 
@@ -10,7 +10,6 @@ bearer token from a kubeconfig, exactly as against ``pumice up`` or a Kubernetes
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import subprocess
@@ -27,7 +26,6 @@ from pumice.cli.main import app
 from pumice.client import ApiError, KubeClient, load_config
 from tests.conftest import SHARED
 
-HAVE_SERVER = importlib.util.find_spec("pumice.server") is not None
 KUBE120_BIN = Path(os.environ.get("KUBE120_HOME", Path.home() / ".cache" / "kube-1.20.2")) / "bin"
 KUBE120_TOOLS = SHARED / "tools" / "kube-1.20"
 HAVE_KUBE120 = (KUBE120_BIN / "kube-apiserver").is_file() and (KUBE120_TOOLS / "start.sh").is_file()
@@ -57,8 +55,6 @@ def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 
 def _pumice_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    if not HAVE_SERVER:
-        pytest.skip("pumice.server (the API server of `pumice up`) does not exist yet")
     from pumice.server import ServerThread, create_app, ensure_certificates, write_kubeconfig
     from pumice.store import MemoryStore
 

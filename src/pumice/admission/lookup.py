@@ -1,15 +1,16 @@
 """What admission rules read from the store: queues, children, and pods allocated to a queue.
 
 Rules only read what they look up, so the lookups take the store's own objects, uncopied, when it can
-hand them out (``read_only_results``).
+hand them out (``copy=False``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pumice.api.group_name import group_name
 from pumice.api.resources import PODGROUPS, QUEUES
-from pumice.store import NotFound, Store, read_only_results
+from pumice.store import NotFound, Store
 
 __all__ = [
     "PODGROUPS",
@@ -22,13 +23,12 @@ __all__ = [
     "queue_and_children",
 ]
 
-GROUP_NAME = "scheduling.k8s.io/group-name"
 Obj = dict[str, Any]
 
 
 def get_queue(store: Store, name: str) -> Obj | None:
     try:
-        return store.get(QUEUES, None, name, **read_only_results(store))
+        return store.get(QUEUES, None, name, copy=False)
     except NotFound:
         return None
 
@@ -42,7 +42,7 @@ def parent_of(queue: Obj) -> str:
 
 def children(store: Store, name: str) -> list[Obj]:
     """Queues whose parent is ``name`` (queues without a parent are root's children)."""
-    items, _ = store.list(QUEUES, **read_only_results(store))
+    items, _ = store.list(QUEUES, copy=False)
     return _children(items, name)
 
 
@@ -52,7 +52,7 @@ def _children(queues: list[Obj], name: str) -> list[Obj]:
 
 def queue_and_children(store: Store, name: str) -> tuple[Obj | None, list[Obj]]:
     """``(get_queue(store, name), children(store, name))`` from one list of the queues."""
-    items, _ = store.list(QUEUES, **read_only_results(store))
+    items, _ = store.list(QUEUES, copy=False)
     queue = next((q for q in items if (q.get("metadata") or {}).get("name") == name), None)
     return queue, _children(items, name) if queue is not None else []
 
@@ -77,7 +77,7 @@ def allocated_pods(store: Store, queue: Obj) -> int:
     rewritten only by a session that still sees the queue's jobs), so the pods are counted live.
     """
     name = (queue.get("metadata") or {}).get("name")
-    groups, _ = store.list(PODGROUPS, **read_only_results(store))
+    groups, _ = store.list(PODGROUPS, copy=False)
     members = {
         ((g.get("metadata") or {}).get("namespace"), (g.get("metadata") or {}).get("name"))
         for g in groups
@@ -85,12 +85,11 @@ def allocated_pods(store: Store, queue: Obj) -> int:
     }
     if not members:
         return 0
-    pods, _ = store.list("pods", **read_only_results(store))
+    pods, _ = store.list("pods", copy=False)
     count = 0
     for pod in pods:
         meta = pod.get("metadata") or {}
-        group = (meta.get("annotations") or {}).get(GROUP_NAME)
-        if (meta.get("namespace"), group) not in members or meta.get("deletionTimestamp"):
+        if (meta.get("namespace"), group_name(pod)) not in members or meta.get("deletionTimestamp"):
             continue
         if (pod.get("spec") or {}).get("nodeName") and (pod.get("status") or {}).get("phase") not in (
             "Succeeded",

@@ -123,7 +123,7 @@ def load_config(
         raise ConfigError(f"kubeconfig {path}: {err}") from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:
         raise ConfigError(f"kubeconfig {path}: cannot be read: {err}") from None
-    chosen = active
+    chosen: dict[str, Any] | None = active
     if context:
         chosen = next((c for c in contexts or [] if c.get("name") == context), active)
     namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
@@ -137,7 +137,7 @@ def load_config(
         headers: dict[str, str] = {}
         settings = cfg.auth_settings()
         for setting in settings.values():
-            if setting.get("in") == "header" and setting.get("value"):
+            if isinstance(setting, dict) and setting.get("in") == "header" and setting.get("value"):
                 headers[setting["key"]] = setting["value"]
         return headers
 

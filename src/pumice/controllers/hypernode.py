@@ -1,6 +1,6 @@
 """The HyperNode controller (``pkg/controllers/hypernode``): node counts, and discovery from node labels.
 
-* ``status.nodeCount`` of every HyperNode is the number of Nodes its members' selectors pick (exactMatch name,
+* ``status.nodeCount`` of every HyperNode is the number of Nodes its ``type: Node`` members pick (exactMatch name,
   regexMatch pattern, labelMatch labels), counted as Volcano's ``actualNodeCnt`` counts them, and kept current
   as Nodes and HyperNodes come, go and change labels.
 * With a discovery configuration (the label source of ``volcano-controller.conf``, the same file as
@@ -13,9 +13,9 @@
 from __future__ import annotations
 
 import contextlib
-import re
 from typing import Any
 
+from pumice.api.hypernode_members import node_members
 from pumice.clock import Clock
 from pumice.store import AlreadyExists, NotFound, Store, StoreError
 from pumice.topology_discovery import SOURCE, SOURCE_LABEL, DiscoveryConfig, discover_hypernodes
@@ -29,49 +29,16 @@ NODES = "nodes"
 Obj = dict[str, Any]
 
 
-def _expression(labels: dict[str, str], expr: dict[str, Any]) -> bool:
-    key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
-    if op == "In":
-        return key in labels and labels[key] in values
-    if op == "NotIn":
-        return key not in labels or labels[key] not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    return False
-
-
-def _selects(selector: dict[str, Any], name: str, labels: dict[str, str], pattern: re.Pattern[str] | None) -> bool:
-    exact = selector.get("exactMatch")
-    if exact and exact.get("name") == name:
-        return True
-    if pattern is not None and pattern.search(name):
-        return True
-    label = selector.get("labelMatch")
-    if not label or not (label.get("matchLabels") or label.get("matchExpressions")):
-        return False
-    return all(labels.get(k) == str(v) for k, v in (label.get("matchLabels") or {}).items()) and \
-        all(_expression(labels, e) for e in label.get("matchExpressions") or [])
-
-
 def node_count(hypernode: Obj, nodes: dict[str, dict[str, str]]) -> int:
-    """How many of ``nodes`` (name -> labels) the HyperNode's members select, each counted once."""
-    picked: set[str] = set()
+    """How many of ``nodes`` (name -> labels) the HyperNode's members select, each counted once (Volcano's
+    ``actualNodeCnt``, with the membership rules of ``pumice.api.hypernode_members``)."""
+    names = list(nodes)
+    labels = [nodes[n] for n in names]
+    index = {n: j for j, n in enumerate(names)}
+    picked: set[int] = set()
     for member in (hypernode.get("spec") or {}).get("members") or []:
-        selector = (member or {}).get("selector") or {}
-        exact = selector.get("exactMatch")
-        if exact and exact.get("name") in nodes and not selector.get("regexMatch") and not selector.get("labelMatch"):
-            picked.add(exact["name"])
-            continue
-        pattern = None
-        regex = selector.get("regexMatch")
-        if regex and regex.get("pattern") is not None:
-            with contextlib.suppress(re.error):  # as Volcano: a bad pattern selects nothing
-                pattern = re.compile(str(regex["pattern"]))
-        for name, labels in nodes.items():
-            if _selects(selector, name, labels, pattern):
-                picked.add(name)
+        if isinstance(member, dict):
+            picked |= node_members(member).select(names, labels, index)
     return len(picked)
 
 

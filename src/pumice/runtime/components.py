@@ -140,9 +140,12 @@ class Components:
         """Wait for this component's Lease (with ``leader_elect``); False when stopping first."""
         if not self.settings.leader_elect:
             return True
+        options = self.settings.elector_options
         elector = LeaderElector(self.store, LEASE_NAMES[component], self.settings.lock_namespace,
                                 self.settings.identity, on_lost=lambda: self._lose(component),
-                                **self.settings.elector_options)
+                                lease_duration=options.get("lease_duration", 15.0),
+                                renew_deadline=options.get("renew_deadline", 10.0),
+                                retry_period=options.get("retry_period", 2.0))
         self.electors[component] = elector
         elector.start()
         log.info("%s: waiting for the lease %s/%s as %s", component, self.settings.lock_namespace,

@@ -18,7 +18,7 @@ from pumice.clock import Clock
 from pumice.events import EventRecorder
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
-from pumice.store import Gone, Store, StoreError, change_marker, read_only_results
+from pumice.store import Gone, Store, StoreError
 
 #: Status writes in flight at once on a store whose writes are requests (Volcano's ``jobUpdaterWorker``).
 STATUS_WORKERS = 16
@@ -55,7 +55,7 @@ class Informer:
         self._relist()
 
     def _relist(self) -> None:
-        items, rv = self.store.list(self.resource, **read_only_results(self.store))  # kept, never changed
+        items, rv = self.store.list(self.resource, copy=False)  # kept, never changed
         fresh = {_key(o): o for o in items}
         for key, obj in self.objects.items():
             if key not in fresh:
@@ -112,12 +112,10 @@ class SchedulerLoop:
                                                else events or None)
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
-        #: Write results are only read: the store may hand back its own (read-only) objects.
-        self._ro = read_only_results(store)
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
         self._written: dict[str, tuple] = {}
         self._seen_versions: tuple[int, ...] = ()
-        self._changes = change_marker(store)
+        self._changes = store.change_marker
         self._synced_version: object = None
         self._dispatched: dict[str, bool] = {}  # pod key -> bind sent during the session (True) or refused
         self._pool: ThreadPoolExecutor | None = None
@@ -169,7 +167,7 @@ class SchedulerLoop:
         """Send one bind now; remembered (True: sent, False: refused) so that the write-back skips it."""
         ns, name = pod.split("/", 1)
         try:
-            self.store.bind(ns, name, node, **self._ro)
+            self.store.bind(ns, name, node, copy=False)
         except StoreError:  # deleted or bound meanwhile: take the store's word for it
             self._dispatched[pod] = False
             return
@@ -188,36 +186,34 @@ class SchedulerLoop:
 
     def _write_back(self, outcome: SessionOutcome) -> int:
         """Write the session's decisions; returns how many binds failed."""
-        from pumice.store import owned_patch
-
         store = self.store
-        # the status patches below are built for the store and never touched again: handed over, not copied
-        handed = {**self._ro, **owned_patch(store)}
+        # write results are only read (``copy=False``: the store may hand back its own objects); the status
+        # patches below are built for the store and never touched again: handed over (``owned=True``)
         for pod in outcome.evictions:
             ns, name = pod.split("/", 1)
             try:
-                store.delete("pods", ns, name, **self._ro)
+                store.delete("pods", ns, name, copy=False)
             except StoreError:  # already gone: the watch says so
                 self.cache.resync("Pod", pod)
         recorder = self.recorder
         pods = self.informers["pods"].objects
         dispatched = self._dispatched
         bind_errors = 0
-        for pod, node in outcome.binds.items():
-            sent = dispatched.get(pod)
+        for bound, node in outcome.binds.items():
+            sent = dispatched.get(bound)
             if sent is None:
-                ns, name = pod.split("/", 1)
+                ns, name = bound.split("/", 1)
                 try:
-                    store.bind(ns, name, node, **self._ro)
+                    store.bind(ns, name, node, copy=False)
                     sent = True
                 except StoreError:
                     sent = False
             if not sent:  # deleted or bound meanwhile: take the store's word for it
                 bind_errors += 1
-                self.cache.resync("Pod", pod)
+                self.cache.resync("Pod", bound)
                 continue
-            if recorder is not None and pod in pods:
-                recorder.event(pods[pod], "Normal", "Scheduled", f"Successfully assigned {pod} to {node}")
+            if recorder is not None and bound in pods:
+                recorder.event(pods[bound], "Normal", "Scheduled", f"Successfully assigned {bound} to {node}")
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
         written = self._written
@@ -263,7 +259,8 @@ class SchedulerLoop:
             key, new, signature = item
             ns, name = key.split("/", 1)
             try:
-                patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", **handed)
+                patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", copy=False,
+                                      owned=True)
             except StoreError:
                 written.pop(key, None)
             else:
@@ -272,30 +269,31 @@ class SchedulerLoop:
         self._each(write_pg, pg_writes)
         pod_writes: list[tuple[str, dict[str, Any], list[dict[str, Any]], str]] = []
         for key, message in outcome.pending_pods.items():
-            pod = pods.get(key)
-            if pod is None:
+            pending = pods.get(key)
+            if pending is None:
                 continue
-            status = pod.get("status") or {}
+            status = pending.get("status") or {}
             cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
             others = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
             current = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
             if current is not None and all(current.get(k) == v for k, v in cond.items()):
                 continue
-            pod_writes.append((key, pod, [*others, cond], message))
+            pod_writes.append((key, pending, [*others, cond], message))
 
         failed: list[tuple[dict[str, Any], str]] = []
 
         def write_pod(item: tuple[str, dict[str, Any], list[dict[str, Any]], str]) -> None:
-            key, pod, conditions, message = item
+            key, target, conditions, message = item
             ns, name = key.split("/", 1)
             with contextlib.suppress(StoreError):
-                store.patch("pods", ns, name, {"status": {"conditions": conditions}}, subresource="status", **handed)
-                failed.append((pod, message))
+                store.patch("pods", ns, name, {"status": {"conditions": conditions}}, subresource="status",
+                            copy=False, owned=True)
+                failed.append((target, message))
 
         self._each(write_pod, pod_writes)
         if recorder is not None:  # events from this thread only: the recorder is not thread-safe
-            for pod, message in failed:
-                recorder.event(pod, "Warning", "FailedScheduling", message)
+            for unschedulable, message in failed:
+                recorder.event(unschedulable, "Warning", "FailedScheduling", message)
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)
@@ -303,7 +301,7 @@ class SchedulerLoop:
                 continue
             with contextlib.suppress(StoreError):
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
-                            **self._ro)
+                            copy=False)
         return bind_errors
 
 

@@ -117,13 +117,9 @@ class ResourceIndex:
     def __init__(self, infos: Iterable[ResourceInfo]) -> None:
         self.resources: list[ApiResource] = [_describe(info) for info in infos]
         self._by_path = {(r.group, r.version, r.plural): r for r in self.resources}
-        self._by_store = {r.store_name: r for r in self.resources}
 
     def lookup(self, group: str, version: str, plural: str) -> ApiResource | None:
         return self._by_path.get((group, version, plural))
-
-    def by_store_name(self, name: str) -> ApiResource | None:
-        return self._by_store.get(name)
 
     def groups(self) -> dict[str, list[str]]:
         """Group name -> versions, in first-seen order (the core group is ``""``)."""

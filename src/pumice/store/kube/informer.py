@@ -21,10 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pumice.api.labels import Selector as LabelSelector
 from pumice.store.errors import Gone
 from pumice.store.protocol import EventType, WatchEvent
 from pumice.store.resources import ResourceInfo
-from pumice.store.selectors import FieldSelector, LabelSelector
+from pumice.store.selectors import FieldSelector
 from pumice.store.watch import Watcher
 
 from .http import ApiClient, status_error
@@ -184,13 +185,13 @@ class Informer:
             old = self.objects.pop(key)
             self.emit("DELETED", old, old)
         for key, obj in fresh.items():
-            old = self.objects.get(key)
+            before = self.objects.get(key)
             self.objects[key] = obj
-            if old is None:
+            if before is None:
                 self.emit("ADDED", obj, None)
-            elif key in self.dirty or (old.get("metadata") or {}).get("resourceVersion") != \
+            elif key in self.dirty or (before.get("metadata") or {}).get("resourceVersion") != \
                     (obj.get("metadata") or {}).get("resourceVersion"):
-                self.emit("MODIFIED", obj, old)
+                self.emit("MODIFIED", obj, before)
         self.dirty.clear()
         self.tombstones.clear()
         self.server_rv = rv

@@ -66,8 +66,6 @@ _ALREADY_ON = 'is already assigned to node "'
 class KubeStore:
     """A ``Store`` backed by the API server of ``connection`` (see the module docstring)."""
 
-    #: every read and write takes ``copy=False`` (the result is then the cached object, read-only)
-    accepts_copy = True
     #: binds return at once (see ``bind``): the scheduler sends each as its session commits it
     pipelines_binds = True
 
@@ -332,12 +330,13 @@ class KubeStore:
         if subresource not in (None, "status"):
             raise BadRequest(f"unsupported subresource {subresource!r} (only 'status'; use bind() for binding)")
         path = object_path(info, ns, name, subresource)
-        body = {**obj, "apiVersion": obj.get("apiVersion") or info.api_version, "kind": obj.get("kind") or info.kind}
+        body: Obj = {**obj, "apiVersion": obj.get("apiVersion") or info.api_version,
+                     "kind": obj.get("kind") or info.kind}
         if meta.get("resourceVersion"):
             updated = self._call(self._write("PUT", path, body, what=f"update {resource} {name}"))
             return self._result(resource, updated, copy)
         # no resourceVersion: replace whatever is there (read the current one, retried on a concurrent write)
-        for _ in range(10):
+        for _attempt in range(10):
             current = self._call(self.api.request("GET", object_path(info, ns, name), what=f"get {resource} {name}"))
             body["metadata"] = {**meta, "resourceVersion": (current.get("metadata") or {}).get("resourceVersion")}
             try:
