@@ -96,7 +96,9 @@ class Cluster:
             default_queues(store)
         #: Prometheus metrics of this cluster, in a registry of its own (``pumice.metrics``).
         self.metrics = metrics if metrics is not None else ClusterMetrics(store)
-        self.scheduler = SchedulerLoop(store, conf, clock=self.clock, metrics=self.metrics.scheduler)
+        # per-pod scheduler events (Scheduled, FailedScheduling) for kubectl in real time; a simulation skips them
+        self.scheduler = SchedulerLoop(store, conf, clock=self.clock, metrics=self.metrics.scheduler,
+                                       pod_events=not isinstance(self.clock, VirtualClock))
         self.kubelet = SimulatedKubelet(store, self.clock)
         #: Defer status-only cycles (see ``Demand``): on by default in virtual time, off in real time.
         self.lazy_status = isinstance(self.clock, VirtualClock) if lazy_status is None else lazy_status

@@ -96,12 +96,13 @@ class SchedulerLoop:
 
     Events are recorded as Volcano's scheduler records them (``events``: an ``EventRecorder``, or None for
     none): ``Scheduled`` on each pod bound, ``FailedScheduling`` when a pod's unschedulable reason changes,
-    ``Unschedulable`` / ``Scheduled`` on PodGroups as their condition changes.
+    ``Unschedulable`` / ``Scheduled`` on PodGroups as their condition changes; ``pod_events=False`` keeps only
+    the PodGroups' (a simulation has no reader for one Event per pod).
     """
 
     def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None,
                  metrics: Any = None, *, scheduler_names: tuple[str, ...] = ("volcano",),
-                 events: EventRecorder | bool | None = True) -> None:
+                 events: EventRecorder | bool | None = True, pod_events: bool = True) -> None:
         self.store = store
         #: A ``pumice.metrics.SchedulerMetrics`` that every cycle is recorded into (None: not recorded).
         self.metrics = metrics
@@ -110,6 +111,7 @@ class SchedulerLoop:
         self.cache = LiveCache(tuple(scheduler_names))
         self.recorder: EventRecorder | None = (EventRecorder(store, "volcano", clock=clock) if events is True
                                                else events or None)
+        self.pod_events = pod_events
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
@@ -196,6 +198,7 @@ class SchedulerLoop:
             except StoreError:  # already gone: the watch says so
                 self.cache.resync("Pod", pod)
         recorder = self.recorder
+        pod_recorder = recorder if self.pod_events else None
         pods = self.informers["pods"].objects
         dispatched = self._dispatched
         bind_errors = 0
@@ -212,7 +215,7 @@ class SchedulerLoop:
                 bind_errors += 1
                 self.cache.resync("Pod", bound)
                 continue
-            if recorder is not None and bound in pods:
+            if pod_recorder is not None and bound in pods:
                 recorder.event(pods[bound], "Normal", "Scheduled", f"Successfully assigned {bound} to {node}")
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
@@ -291,9 +294,9 @@ class SchedulerLoop:
                 failed.append((target, message))
 
         self._each(write_pod, pod_writes)
-        if recorder is not None:  # events from this thread only: the recorder is not thread-safe
+        if pod_recorder is not None:  # events from this thread only: the recorder is not thread-safe
             for unschedulable, message in failed:
-                recorder.event(unschedulable, "Warning", "FailedScheduling", message)
+                pod_recorder.event(unschedulable, "Warning", "FailedScheduling", message)
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)
