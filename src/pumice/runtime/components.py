@@ -227,8 +227,10 @@ class Components:
                     self.cycles += 1
                     last = time.monotonic()
                     if outcome.binds or outcome.evictions:
-                        log.info("scheduler: cycle %d: %d binds, %d evictions in %.2f s", self.cycles,
-                                 len(outcome.binds), len(outcome.evictions), last - now)
+                        stats = getattr(outcome, "stats", None)
+                        session = float(getattr(stats, "seconds", 0.0) or 0.0)
+                        log.info("scheduler: cycle %d: %d binds, %d evictions; session %.2f s, cycle %.2f s",
+                                 self.cycles, len(outcome.binds), len(outcome.evictions), session, last - now)
                     wait = settings.period
                 else:
                     wait = due - now

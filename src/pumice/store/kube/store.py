@@ -16,8 +16,8 @@ The scheduler, the controllers and the simulated kubelets run on it unchanged. I
   pod *assumed* bound in it (watches see it bound at once) and returns; ``bind_workers`` POST the
   ``pods/binding`` requests concurrently. A binding the server refuses undoes the assumption (the watches see
   the pod as the server has it), as kube-scheduler forgets an assumed pod.
-* **Bindings first.** Status writes of custom resources (PodGroup and Queue status) wait for the binds sent
-  before them (up to ``BINDS_FIRST`` s), and **events** (``events``) are written best effort in the background
+* **Bindings first.** Status writes of custom resources (PodGroup and Queue status) wait until the queued
+  binds are sent (up to ``BINDS_FIRST`` s), and **events** (``events``) are written best effort in the background
   after pending binds, as client-go's event broadcaster writes them asynchronously: a cycle's binds are not
   slowed down by its bookkeeping.
 
@@ -85,6 +85,7 @@ class KubeStore:
         self._thread.start()
         self.api = ApiClient(connection, qps=qps, burst=burst, retry_deadline=retry_deadline)
         self._binds: asyncio.Queue[tuple[str, str, str, str]] | None = None
+        self._binds_idle: asyncio.Event | None = None  # set while no bind is queued or in flight
         self._background: asyncio.Queue[tuple[Key, Callable[[], Coroutine[Any, Any, Any]]]] | None = None
         self._binding: dict[Key, asyncio.Future[None]] = {}  # pod key -> done when its binding request ended
         self._incoming: deque[tuple[str, str, str, str]] = deque()  # binds from other threads, not yet queued
@@ -110,6 +111,8 @@ class KubeStore:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     async def _start_workers(self) -> None:
+        self._binds_idle = asyncio.Event()
+        self._binds_idle.set()
         self._binds = asyncio.Queue()
         self._background = asyncio.Queue()
         for _ in range(self._bind_workers):
@@ -406,10 +409,10 @@ class KubeStore:
             if pending is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.shield(pending)
-        if after_binds and self._binding:  # status of custom resources: after the binds sent before it
-            waiting = list(self._binding.values())
-            with contextlib.suppress(Exception, TimeoutError):
-                await asyncio.wait_for(asyncio.gather(*(asyncio.shield(f) for f in waiting)), BINDS_FIRST)
+        if after_binds and self._binding:  # status of custom resources: once the queued binds are sent
+            assert self._binds_idle is not None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._binds_idle.wait(), BINDS_FIRST)
         answer: Obj = await self.api.request(method, path, body, content_type=content_type,
                                              redo_conflict=redo_conflict, what=what)
         return answer
@@ -451,6 +454,8 @@ class KubeStore:
         assert self._binds is not None
         self._incoming_wake = False
         incoming = self._incoming
+        if incoming and self._binds_idle is not None:
+            self._binds_idle.clear()
         while incoming:
             item = incoming.popleft()
             self._binding[(item[0], item[1])] = self._loop.create_future()
@@ -486,6 +491,8 @@ class KubeStore:
                 done = self._binding.pop(key, None)
                 if done is not None and not done.done():
                     done.set_result(None)
+                if not self._binding and self._binds_idle is not None:
+                    self._binds_idle.set()
                 self._done_one()
 
     def _forget(self, key: Key) -> None:
