@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from pumice.clock import Clock
+from pumice.events import EventRecorder
 from pumice.store import Store
 
 from .gc import GarbageCollector
 from .hypernode import HyperNodeController
-from .job import JobController
+from .job import COMPONENT, JobController
+from .jobflow import JobFlowController, JobTemplateController
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
 
@@ -30,7 +32,8 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Queue, PodGroup, Job, GC and HyperNode controllers; creates the ``root`` and ``default`` queues.
+    """Queue, PodGroup, Job, JobFlow, JobTemplate, GC and HyperNode controllers; creates the ``root`` and
+    ``default`` queues.
 
     ``discovery``: HyperNodes from node labels (see ``HyperNodeController``); node counts are kept either way.
     """
@@ -41,12 +44,17 @@ class ControllerManager:
         self.clock = clock
         self.max_rounds = max_rounds
         ensure_default_queues(store)
-        self.queues = QueueController(store, clock)
+        #: Events of every controller, as ``vc-controller-manager`` (one recorder: repeats fold across them)
+        self.recorder = EventRecorder(store, COMPONENT, clock=clock)
+        self.queues = QueueController(store, clock, self.recorder)
         self.podgroups = PodGroupController(store, clock)
-        self.jobs = JobController(store, clock)
+        self.jobs = JobController(store, clock, self.recorder)
+        self.jobflows = JobFlowController(store, clock, self.recorder)
+        self.jobtemplates = JobTemplateController(store, clock)
         self.gc = GarbageCollector(store, clock)
         self.hypernodes = HyperNodeController(store, clock, discovery)
-        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc, self.hypernodes)
+        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.jobflows,
+                                                    self.jobtemplates, self.gc, self.hypernodes)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = store.change_marker  # moves with every store write

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pumice.admission import Admission
-from pumice.api.resources import JOBS, PODGROUPS, QUEUES
+from pumice.api.resources import JOBFLOWS, JOBS, JOBTEMPLATES, PODGROUPS, QUEUES
 from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
 
 __all__ = [
@@ -34,13 +34,14 @@ def load_admission() -> Admission:
 
 
 def admitted_resources() -> frozenset[str]:
-    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups and Queues (see ``pumice.admission``).
+    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups, Queues, JobFlows (and JobTemplates'
+    CRD schema), see ``pumice.admission``.
 
     Declared to the store as the hook's ``resources``, so that every other write (pods, nodes, every status
     write and binding) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
     the hook indeed leaves those writes alone.
     """
-    return frozenset({JOBS, PODGROUPS, QUEUES})
+    return frozenset({JOBS, PODGROUPS, QUEUES, JOBFLOWS, JOBTEMPLATES})
 
 
 def admitted_deletes() -> frozenset[str]:
