@@ -3,6 +3,7 @@ leader and the other takes over within the lease duration (15 s); no pod is ever
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ def test_leader_failover(kube120: Kube120, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (("--components", "scheduler", "--leader-elect", "--lock-object-namespace", "nowhere"), "nowhere: no such"),
-    (("--components", "admission"), "admission"),
+    (("--components", "admission", "--webhook-url", "https://a", "--webhook-service-name", "b"), "not both"),
     (("--components", "scheduler,kubelet"), "unknown component 'kubelet'"),
 ])
 def test_bad_run_flags_are_one_line(kube120: Kube120, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
@@ -93,3 +94,27 @@ def test_bad_run_flags_are_one_line(kube120: Kube120, tmp_path: Path, args: tupl
     code = run.proc.wait(60)
     lines = [line for line in run.text().splitlines() if line.startswith("error:")]
     assert code != 0 and len(lines) == 1 and message in lines[0], run.text()
+
+
+def test_run_serves_volcanos_webhooks(kube120: Kube120, tmp_path: Path) -> None:
+    """``pumice run --components admission``: the webhook server registers itself and refuses a bad Queue."""
+    from .cluster import free_port
+
+    kc = kube120.kubeconfig
+    run = PumiceRun(kc, tmp_path / "admission.log",
+                    ("--components", "admission,scheduler", "--webhook-port", str(free_port()))).start()
+    try:
+        run.wait_for_log("pumice run: admission, scheduler")
+        names = kubectl(kc, "get", "validatingwebhookconfigurations", "-o", "name")
+        assert "pumice-admission" in names
+        bad = ("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: orphan}\n"
+               "spec: {weight: 1, parent: nowhere}\n")
+        proc = subprocess.run(["/usr/bin/kubectl", "--kubeconfig", str(kc), "apply", "-f", "-"], input=bad,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0 and 'parent queue "nowhere" does not exist' in proc.stderr, proc.stderr
+        assert run.stop() == 0
+    finally:
+        run.kill()
+        # leave no webhook behind pointing at a server that is gone (failurePolicy Fail)
+        kubectl(kc, "delete", "validatingwebhookconfigurations,mutatingwebhookconfigurations", "--all",
+                check=False)

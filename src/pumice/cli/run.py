@@ -31,8 +31,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
                     "events"),
     "nodes": ("pods", "nodes"),
 }
-ADMISSION_MISSING = ("component 'admission' is not available in this build: Volcano's webhooks as an HTTPS "
-                     "admission server are not part of it yet; run with --components scheduler,controllers")
+NO_WEBHOOK_ADDRESS = ("say where the API server reaches the webhooks: --webhook-url, --webhook-service-name or "
+                      "--webhook-listen-address (127.0.0.1 is the default only for an API server on loopback)")
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -40,29 +40,51 @@ def _fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _admission_available() -> bool:
-    """Whether ``pumice run`` can serve Volcano's webhooks itself (not yet: see ``ADMISSION_MISSING``)."""
-    return False
-
-
 def _components(text: str | None) -> tuple[str, ...]:
     from pumice.runtime.components import COMPONENTS, DEFAULT_COMPONENTS
 
     if text is None:
-        chosen = list(DEFAULT_COMPONENTS)
-        if not _admission_available():
-            chosen.remove("admission")
-            print("pumice run: admission is not available in this build; running without it", file=sys.stderr)
-        return tuple(chosen)
+        return tuple(DEFAULT_COMPONENTS)
     chosen = [c.strip() for c in text.split(",") if c.strip()]
     if not chosen:
         raise _fail("--components: name at least one of " + ", ".join(COMPONENTS), 2)
     for c in chosen:
         if c not in COMPONENTS:
             raise _fail(f"--components: unknown component {c!r} (known: {', '.join(COMPONENTS)})", 2)
-    if "admission" in chosen:
-        raise _fail(ADMISSION_MISSING, 2)
     return tuple(dict.fromkeys(chosen))
+
+
+def _loopback(server: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = urlsplit(server).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _admission(kubeconfig: Path | None, context: str | None, server: str, explicit: bool, options: dict[str, Any]
+               ) -> Any:
+    """The webhook server of ``--components admission`` (started), or None when the default components cannot
+    serve it (a remote API server and no address given)."""
+    from pumice.client.errors import ClientError
+    from pumice.webhooks import AdmissionServer, Endpoint, cluster_client
+
+    url, namespace, service = options["url"], options["namespace"], options["service"]
+    if url and service:
+        raise _fail("give --webhook-url or --webhook-service-name, not both", 2)
+    endpoint = Endpoint.service(namespace or "default", service, options["service_port"]) if service else \
+        Endpoint(url=url) if url else None
+    host = options["listen"] or ("127.0.0.1" if endpoint is None and _loopback(server) else "0.0.0.0")
+    if endpoint is None and host == "0.0.0.0":
+        if explicit:
+            raise _fail(f"admission: {NO_WEBHOOK_ADDRESS}", 2)
+        print(f"pumice run: admission left out: {NO_WEBHOOK_ADDRESS}", file=sys.stderr, flush=True)
+        return None
+    try:
+        admission = AdmissionServer(cluster_client(str(kubeconfig) if kubeconfig else None, context), host=host,
+                                    port=options["port"], endpoint=endpoint)
+        return admission.start()
+    except (ValueError, ClientError, RuntimeError, OSError) as err:
+        raise _fail(f"admission: the webhook server did not start: {err}", 1) from None
 
 
 def _connect(kubeconfig: Path | None, context: str | None) -> Any:
@@ -108,6 +130,17 @@ def run(
     ] = None,
     schedule_period: Annotated[
         float, typer.Option("--schedule-period", help="Seconds between scheduling cycles")] = 1.0,
+    webhook_listen_address: Annotated[
+        str | None, typer.Option("--webhook-listen-address", help="admission: address to listen on")] = None,
+    webhook_port: Annotated[int, typer.Option("--webhook-port", help="admission: port to listen on")] = 8443,
+    webhook_url: Annotated[
+        str | None, typer.Option("--webhook-url", help="admission: base URL the API server calls")] = None,
+    webhook_namespace: Annotated[
+        str | None, typer.Option("--webhook-namespace", help="admission: namespace of the webhook Service")] = None,
+    webhook_service_name: Annotated[
+        str | None, typer.Option("--webhook-service-name", help="admission: name of the webhook Service")] = None,
+    webhook_service_port: Annotated[
+        int, typer.Option("--webhook-service-port", help="admission: port of the webhook Service")] = 443,
 ) -> None:
     """Run pumice's scheduler, controllers (and fake nodes) on a Kubernetes cluster."""
     from pumice.clock import WallClock
@@ -148,7 +181,15 @@ def run(
     except StoreError as err:
         store.close(flush_timeout=0)
         raise _fail(err.message, 1) from None
-    settings = RunSettings(components=chosen, scheduler_names=names, conf_file=conf_file, discovery=discovery,
+    admission = None
+    if "admission" in chosen:
+        admission = _admission(kubeconfig, context, connection.server, components is not None, {
+            "listen": webhook_listen_address, "port": webhook_port, "url": webhook_url,
+            "namespace": webhook_namespace, "service": webhook_service_name, "service_port": webhook_service_port})
+        if admission is None:
+            chosen = tuple(c for c in chosen if c != "admission")
+    settings = RunSettings(components=tuple(c for c in chosen if c != "admission"), scheduler_names=names,
+                           conf_file=conf_file, discovery=discovery,
                            leader_elect=leader_elect, lock_namespace=lock_namespace, period=schedule_period,
                            time_scale=time_scale)
     parts = Components(store, WallClock(time_scale), settings)
@@ -169,6 +210,8 @@ def run(
     finally:
         parts.stop()
         store.close()
+        if admission is not None:
+            admission.stop()
     if parts.lost is not None:
         raise _fail(f"{parts.lost}: lost its lease {lock_namespace}/{LEASE_NAMES[parts.lost]}: exiting, as "
                     "Volcano's components do, so that only the new leader acts", 1)

@@ -66,7 +66,7 @@ class Components:
 
     def __init__(self, store: Store, clock: Clock, settings: RunSettings) -> None:
         unknown = [c for c in settings.components if c not in COMPONENTS or c == "admission"]
-        if unknown:
+        if unknown:  # admission is a webhook server of its own (pumice.webhooks), started beside these
             raise ValueError(f"component {unknown[0]!r} cannot run here (components: scheduler, controllers, nodes)")
         self.store = store
         self.clock = clock
