@@ -110,7 +110,14 @@ class ControlPlane:
     """Store + cluster + API server in this process; ``start()`` returns once the server listens."""
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", config: Path | None = None, discovery: Any = None) -> None:
+        """``config``: a ``volcano-scheduler.conf`` re-read when it changes (None: the live default, see
+        ``pumice.runtime.schedconf``); ``discovery``: HyperNodes from node labels (``--discover-topology``).
+        ``start`` raises ``ConfError`` for a bad configuration file."""
+        from pumice.runtime.schedconf import ConfFile
+
+        self.conf_file = ConfFile(config) if config is not None else None
+        self.discovery = discovery
         self.data_dir = Path(data_dir)
         self.port = port
         self.time_scale = time_scale
@@ -142,7 +149,10 @@ class ControlPlane:
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
                             admission=load_admission())
         try:
-            cluster = Cluster(store, clock)
+            from pumice.runtime.schedconf import live_default_conf
+
+            conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
+            cluster = Cluster(store, clock, conf, discovery=self.discovery)
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
             app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics)
@@ -175,6 +185,10 @@ class ControlPlane:
                 with contextlib.suppress(OSError):
                     _save_clock(self.data_dir, clock.now())
                 saved = time.monotonic()
+                if self.conf_file is not None:
+                    conf = self.conf_file.poll()  # a bad file is logged and the running configuration kept
+                    if conf is not None:
+                        cluster.scheduler.conf = conf
             delay = MAX_IDLE
             try:
                 cluster.step()
@@ -220,14 +234,15 @@ def _healthy(url: str, ca: Path) -> bool:
         return False
 
 
-def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0) -> dict[str, Any]:
+def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0,
+                      extra: list[str] | None = None) -> dict[str, Any]:
     """Run ``pumice up`` detached (output in DIR/pumice.log); return its pid file once it serves."""
     data_dir.mkdir(parents=True, exist_ok=True)
     before = read_pid_file(data_dir)
     if before and _alive(before["pid"]):
         raise RuntimeError(f"pumice is already running from {data_dir} (pid {before['pid']})")
     cmd = [sys.executable, "-m", "pumice.cli.main", "up", "--data-dir", str(data_dir), "--port", str(port),
-           "--time-scale", str(time_scale)]
+           "--time-scale", str(time_scale), *(extra or [])]
     with open(data_dir / LOG_FILE, "ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -284,6 +299,15 @@ def up(
         list[Path] | None,
         typer.Option("--filename", "-f", help="Manifests (files or directories) to apply once it serves"),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="volcano-scheduler.conf, re-read when it changes (default: Volcano's "
+                                      "with network-topology-aware)"),
+    ] = None,
+    discover_topology: Annotated[
+        Path | None,
+        typer.Option("--discover-topology", help="Label discovery config: keep HyperNodes from the Nodes' labels"),
+    ] = None,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
     directory = (data_dir or default_data_dir()).expanduser().resolve()
@@ -291,9 +315,12 @@ def up(
     if time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         raise typer.Exit(2)
+    discovery = _read_startup_files(config, discover_topology)
     if background:
+        extra = [*(["--config", str(config.resolve())] if config else []),
+                 *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else [])]
         try:
-            info = _start_background(directory, port, time_scale)
+            info = _start_background(directory, port, time_scale, extra=extra)
         except RuntimeError as err:
             print(f"error: {err}", file=sys.stderr)
             raise typer.Exit(1) from None
@@ -302,7 +329,7 @@ def up(
         _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plane = ControlPlane(directory, port=port, time_scale=time_scale)
+    plane = ControlPlane(directory, port=port, time_scale=time_scale, config=config, discovery=discovery)
     try:
         plane.start()
     except Exception as err:
@@ -325,6 +352,21 @@ def up(
     finally:
         plane.stop()
     print("pumice stopped", flush=True)
+
+
+def _read_startup_files(config: Path | None, discover_topology: Path | None) -> Any:
+    """Check ``--config`` and read ``--discover-topology`` before anything starts: one line and exit 2 if bad."""
+    from pumice.runtime.schedconf import ConfFile
+    from pumice.scheduler import ConfError
+    from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
+
+    try:
+        if config is not None:
+            ConfFile(config)
+        return load_discovery_config(discover_topology) if discover_topology is not None else None
+    except (ConfError, DiscoveryConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
 
 
 def down(
