@@ -1,0 +1,102 @@
+"""``pumice schedule`` as a new user runs it: files without queues, hard topology with the default
+configuration, node scores and predicate results (issues 11 and 19)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from tests.builders import Obj, hypernode, node, queue, vcjob
+from pumice.cli.main import app
+
+RACK = "example.com/rack"
+
+
+def write(path: Path, objs: list[Obj]) -> Path:
+    path.write_text(yaml.safe_dump_all(objs, sort_keys=False))
+    return path
+
+
+def schedule(*args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["schedule", *args, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    out: dict[str, Any] = json.loads(result.stdout)
+    return out
+
+
+def label_rack(name: str) -> Obj:
+    return hypernode(name, 1, [{"type": "Node", "selector": {"labelMatch": {"matchLabels": {RACK: name}}}}])
+
+
+# --- issue 11 item 6: root and default exist in every Volcano cluster ---------------------------------
+def test_a_file_without_queues_schedules_into_default(tmp_path: Path) -> None:
+    f = write(tmp_path / "c.yaml", [node("n1", cpu="4"), vcjob("hello", replicas=2)])
+    out = schedule("-f", str(f))
+    assert sorted(out["binds"]) == ["default/hello-main-0", "default/hello-main-1"]
+    assert set(out["binds"].values()) == {"n1"}
+
+
+def test_a_file_that_declares_default_keeps_its_own(tmp_path: Path) -> None:
+    # the file's default queue is closed: its job waits, as Volcano would decide with that queue
+    closed = queue("default", weight=1, state="Closed")
+    f = write(tmp_path / "c.yaml", [node("n1", cpu="4"), closed, vcjob("hello", replicas=2)])
+    assert schedule("-f", str(f))["binds"] == {}
+    # a file with queues of its own and none named default: exactly its queues (the cases' convention)
+    f = write(tmp_path / "d.yaml", [node("n1", cpu="4"), queue("q1", weight=1), vcjob("hello", replicas=2)])
+    assert schedule("-f", str(f))["binds"] == {}
+    f = write(tmp_path / "e.yaml", [node("n1", cpu="4"), queue("q1", weight=1), vcjob("hello", replicas=2, queue="q1")])
+    assert len(schedule("-f", str(f))["binds"]) == 2
+
+
+# --- issue 11 item 1: hard topology with part of a HyperNode unusable -------------------------------
+def tainted_racks() -> list[Obj]:
+    """Two tier-1 racks (label members) of 6 and 5 nodes with 8 GPUs; 3 of rack-a tainted."""
+    objs: list[Obj] = []
+    taint = [{"key": "maintenance", "value": "x", "effect": "NoSchedule"}]
+    for rack, count in (("rack-a", 6), ("rack-b", 5)):
+        for i in range(count):
+            objs.append(node(f"{rack}-n{i}", cpu="64", memory="512Gi", gpus=8, labels={RACK: rack},
+                             taints=taint if rack == "rack-a" and i < 3 else None))
+        objs.append(label_rack(rack))
+    return objs
+
+
+def gpu_job(name: str, replicas: int, topology: Obj) -> Obj:
+    job = vcjob(name, replicas=replicas, min_available=replicas, networkTopology=topology)
+    job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "1"}, "limits": {"nvidia.com/gpu": "8"}}
+    return job
+
+
+def test_hard_gang_never_spans_racks_with_the_default_configuration(tmp_path: Path) -> None:
+    f = write(tmp_path / "c.yaml", [*tainted_racks(), gpu_job("train", 4, {"mode": "hard", "highestTierAllowed": 1})])
+    out = schedule("-f", str(f))
+    racks = {n.rsplit("-", 1)[0] for n in out["binds"].values()}
+    assert len(out["binds"]) == 4 and racks == {"rack-b"}, out["binds"]
+    assert out["hypernodes"]["default/train-default-train"] == "rack-b"
+
+
+def test_hard_gang_that_fits_no_rack_waits_with_the_topology_reason(tmp_path: Path) -> None:
+    f = write(tmp_path / "c.yaml", [*tainted_racks(), gpu_job("train", 6, {"mode": "hard", "highestTierAllowed": 1})])
+    assert schedule("-f", str(f))["binds"] == {}
+    table = CliRunner().invoke(app, ["schedule", "-f", str(f)], env={"COLUMNS": "250"})
+    assert "no tier-1 HyperNode" in table.stdout, table.stdout
+
+
+# --- issue 19 defect 1: minAvailable below the replica count -----------------------------------------
+def test_hard_job_with_min_available_below_replicas_runs_min_available_in_one_hypernode(tmp_path: Path) -> None:
+    """The network-topology guide, 3.3.1: 8 x 4 CPU, minAvailable 4, two tier-1 HyperNodes of four 4-CPU nodes."""
+    objs: list[Obj] = []
+    for rack in ("s0", "s1"):
+        objs += [node(f"{rack}-n{i}", cpu="4", labels={RACK: rack}) for i in range(4)]
+        objs.append(label_rack(rack))
+    job = vcjob("network-topology-job", replicas=8, cpu="4", min_available=4,
+                networkTopology={"mode": "hard", "highestTierAllowed": 1})
+    f = write(tmp_path / "c.yaml", [*objs, job])
+    out = schedule("-f", str(f))
+    assert len(out["binds"]) == 4, out
+    assert len({n.split("-")[0] for n in out["binds"].values()}) == 1, out["binds"]
