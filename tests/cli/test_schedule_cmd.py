@@ -68,7 +68,7 @@ def tainted_racks() -> list[Obj]:
 def gpu_job(name: str, replicas: int, topology: Obj) -> Obj:
     job = vcjob(name, replicas=replicas, min_available=replicas, networkTopology=topology)
     job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"] = {
-        "requests": {"cpu": "1"}, "limits": {"nvidia.com/gpu": "8"}}
+        "requests": {"cpu": "1", "nvidia.com/gpu": "8"}, "limits": {"nvidia.com/gpu": "8"}}
     return job
 
 

@@ -13,7 +13,8 @@ from rich.table import Table
 from pumice.api import ManifestError, load_file
 from pumice.controllers.expand import expand_jobs
 from pumice.controllers.queue import DEFAULT_QUEUES
-from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, default_conf, load_conf, node_scores, run_session
+from pumice.runtime.schedconf import live_default_conf
+from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, load_conf, node_scores, run_session
 from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config, with_discovered_hypernodes
 
 
@@ -46,7 +47,9 @@ def with_default_queues(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def read_conf(path: Path | None) -> SchedulerConf:
     if path is None:
-        return default_conf()
+        # pumice's live default (Volcano's + network-topology-aware, as pumice up and pumice run):
+        # without the plugin Volcano places a hard-topology gang across the whole cluster
+        return live_default_conf()
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     try:

@@ -18,7 +18,8 @@ import numpy as np
 
 from pumice.clock import VirtualClock
 from pumice.runtime import Cluster
-from pumice.scheduler import ConfError, SchedulerConf, default_conf, load_conf
+from pumice.runtime.schedconf import live_default_conf
+from pumice.scheduler import ConfError, SchedulerConf, load_conf
 from pumice.store import StoreError
 
 from .errors import ScenarioError
@@ -51,7 +52,7 @@ class SimResult:
 
 def scheduler_conf(scenario: Scenario) -> SchedulerConf:
     if scenario.conf_text is None:
-        return default_conf()
+        return live_default_conf()  # as pumice up / pumice run: hard topology honoured (README)
     try:
         return load_conf(scenario.conf_text, source=scenario.conf_source)
     except ConfError as err:
