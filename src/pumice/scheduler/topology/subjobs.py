@@ -90,13 +90,26 @@ class SubJob:
                 >= self.min_available)
 
     def min_resources(self, zeros: np.ndarray) -> np.ndarray:
-        """Volcano ``SubJobInfo.GetMinResources``: Σ InitResreq of the pending tasks (kept while
-        no task's status changes: a job's turn asks once per dry run)."""
+        """What the SubJob's gang still needs, for the HyperNode pre-filter (kept while no task's
+        status changes: a job's turn asks once per dry run).
+
+        Volcano ``SubJobInfo.GetMinResources`` sums the InitResreq of *every* pending task, assuming a
+        SubJob's gang is its whole size. With ``minAvailable`` below the task count (a job's default
+        SubJob) that sum refuses every HyperNode that holds the gang but not all replicas, although
+        Volcano's network-topology guide runs the gang there. pumice sums only the pending tasks the
+        gang still lacks, the smallest per resource (a lower bound of any set that makes it ready;
+        at least one task); when every pending task is needed it is Volcano's sum, in the same order.
+        """
         statuses = [t.status for t in self.tasks]
         found = self._min_resources
         if found is None or found[0] != statuses:
             pending = [t.init_resreq for t in self.tasks if t.status == TaskStatus.PENDING]
-            found = self._min_resources = (statuses, ordered_sum(zeros, pending))
+            lacking = max(self.min_available - self._count(READY_STATUS | TaskStatus.PIPELINED), 1)
+            if lacking >= len(pending):
+                total = ordered_sum(zeros, pending)
+            else:  # the ``lacking`` smallest requests of each resource
+                total = zeros + np.sort(np.stack(pending), axis=0)[:lacking].sum(axis=0)
+            found = self._min_resources = (statuses, total)
         return found[1].copy()
 
 
