@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 from typer.testing import CliRunner
 
-from tests.builders import Obj, hypernode, node, queue, vcjob
 from pumice.cli.main import app
+from tests.builders import Obj, hypernode, node, queue, vcjob
 
 RACK = "example.com/rack"
 

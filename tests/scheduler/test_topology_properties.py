@@ -167,3 +167,45 @@ def test_a_hard_job_that_fits_one_allowed_hypernode_runs(cl: Cluster, job: Job) 
         assert inside_one_allowed(cl, set(placed), job.tier), (job, placed)
     else:
         assert placed == [], (job, placed)
+
+
+# --- the same invariant in the simulator, with arrivals and completions --------------------------
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cl=clusters(), js=st.lists(jobs("j"), min_size=1, max_size=5),
+       times=st.lists(st.tuples(st.integers(0, 120), st.integers(10, 90)), min_size=5, max_size=5))
+def test_simulated_hard_gangs_stay_in_one_allowed_hypernode(tmp_path_factory: Any, cl: Cluster, js: list[Job],
+                                                           times: list[tuple[int, int]]) -> None:
+    """Gangs arrive and finish over time (the simulator's default configuration): each hard gang
+    runs inside one HyperNode of an allowed tier, and every gang that fits one on the empty
+    cluster runs at some point."""
+    import yaml
+
+    from pumice.sim import load_scenario, run_scenario
+
+    nodes = [o for o in cl.objects if o["kind"] == "Node"]
+    notready = [n["metadata"]["name"] for n in nodes if n["status"].get("conditions")]
+    timeline: list[Obj] = [{"at": 0, "apply": [o for o in cl.objects if o["kind"] not in ("Node",)]}]
+    timeline += [{"at": 0, "fail": name} for name in notready]
+    named: list[Job] = []
+    for i, (job, (at, seconds)) in enumerate(zip(js, times, strict=False)):
+        job = Job(f"j{i}", job.replicas, job.replicas, job.cpu, job.mode, job.tier)  # whole gangs
+        named.append(job)
+        objs = job_objects(job)
+        objs[0]["status"] = {"phase": "Pending"}
+        for p in objs[1:]:
+            p["metadata"].setdefault("annotations", {})["pumice.io/duration"] = str(seconds)
+        timeline.append({"at": at + 1, "apply": objs})
+    path = tmp_path_factory.mktemp("sim") / "scenario.yaml"
+    path.write_text(yaml.safe_dump({"name": "hard-topology", "cluster": {"nodes": nodes}, "timeline": timeline,
+                                    "until": "30m"}, sort_keys=False))
+    result = run_scenario(load_scenario(path))
+    pods = [p for p in result.recorder.pods.values() if p.name.startswith("j")]
+    for job in named:
+        placed = {p.node for p in pods if p.name.rsplit("-", 1)[0] == job.name and p.node}
+        if job.mode == "hard" and placed:
+            assert inside_one_allowed(cl, placed, job.tier), (job, placed)
+        fits = any(t <= job.tier and holds(cl, members, job) >= job.min_available
+                   for t, members in cl.hypernodes.values()) if job.mode == "hard" else (
+            sum(min(cl.free_cpu[n] // job.cpu, cl.free_pods[n]) for n in cl.free_cpu) >= job.replicas)
+        if fits:
+            assert len(placed) > 0, (job, "never ran")
