@@ -11,6 +11,7 @@ import yaml
 
 from pumice.api.arguments import Arguments
 from pumice.scheduler.framework.points import POINT_FLAGS
+from pumice.scheduler.volcano_names import VOLCANO_ACTIONS, VOLCANO_PLUGINS
 
 log = logging.getLogger("pumice.scheduler")
 
@@ -109,8 +110,9 @@ class SchedulerConf:
 
 def parse_conf(text: str, *, source: str = "scheduler configuration", known_actions: Collection[str] | None = None,
                known_plugins: Collection[str] | None = None) -> SchedulerConf:
-    """Parse and default a configuration. An unknown action is an error, as in Volcano; an unknown
-    plugin is skipped by every session, as in Volcano, with a warning here."""
+    """Parse and default a configuration. An unknown action is an error, as in Volcano. A plugin of
+    Volcano's that ``known_plugins`` lacks is skipped by every session (Volcano skips a plugin it has
+    no builder for), with a warning that it has no effect; any other unknown plugin name is an error."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
@@ -129,7 +131,9 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
     if known_actions is not None:
         for a in actions:
             if a not in known_actions:
-                raise ConfError(f"{source}: actions: unknown action {a!r} (known: {', '.join(sorted(known_actions))})")
+                what = f"Volcano's action {a!r} is not built into pumice yet" if a in VOLCANO_ACTIONS else (
+                    f"unknown action {a!r}")
+                raise ConfError(f"{source}: actions: {what} (known: {', '.join(sorted(known_actions))})")
     tiers: list[Tier] = []
     raw_tiers = data.get("tiers") or []
     if not isinstance(raw_tiers, list):
@@ -144,7 +148,9 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
                 raise ConfError(f"{where}: expected a mapping with a 'name'")
             name = str(raw["name"])
             if known_plugins is not None and name not in known_plugins:
-                log.warning("%s.name: unknown plugin %r: sessions skip it", where, name)
+                if name not in VOLCANO_PLUGINS:
+                    raise ConfError(f"{where}.name: unknown plugin {name!r} (known: {', '.join(sorted(known_plugins))})")
+                log.warning("%s.name: Volcano's plugin %r is not built into pumice yet: it has no effect", where, name)
             flags: dict[str, bool] = {}
             for flag in PLUGIN_FLAGS:
                 value = raw.get(flag)
