@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from pumice.cli.main import app
-from tests.builders import Obj, hypernode, node, queue, vcjob
+from tests.builders import Obj, hypernode, node, pod, podgroup, queue, vcjob
 
 RACK = "example.com/rack"
 
@@ -100,3 +100,24 @@ def test_hard_job_with_min_available_below_replicas_runs_min_available_in_one_hy
     out = schedule("-f", str(f))
     assert len(out["binds"]) == 4, out
     assert len({n.split("-")[0] for n in out["binds"].values()}) == 1, out["binds"]
+
+
+# --- issue 11 item 5: --node-scores for bound tasks too ---------------------------------------------
+def test_node_scores_cover_bound_tasks_as_the_node_order_scores_them(tmp_path: Path) -> None:
+    """A running pod is scored on every node like a pending twin of the same shape (node order does
+    not look at a task's status): the node it runs on counts it in its usage for both."""
+    objs: list[Obj] = [node("n1", cpu="8", memory="16Gi"), node("n2", cpu="8", memory="16Gi"),
+                       queue("default", weight=1),
+                       podgroup("running", queue="default", phase="Running"),
+                       pod("busy", group="running", cpu="2", memory="4Gi", node="n1", phase="Running"),
+                       podgroup("waiting", queue="default", phase="Inqueue"),
+                       pod("twin", group="waiting", cpu="2", memory="4Gi", phase="Pending")]
+    f = write(tmp_path / "c.yaml", objs)
+    conf = tmp_path / "s.conf"
+    conf.write_text("actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n  - name: nodeorder\n")
+    result = CliRunner().invoke(app, ["schedule", "-f", str(f), "--config", str(conf), "-o", "json", "--node-scores"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)["node_scores"]
+    assert set(scores) == {"default/busy", "default/twin"}
+    assert scores["default/busy"] == scores["default/twin"]
+    assert scores["default/busy"]["n2"] > scores["default/busy"]["n1"]  # leastallocated: the empty node

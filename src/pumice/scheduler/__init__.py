@@ -13,7 +13,6 @@ from typing import Any
 
 from pumice.scheduler.conf import ConfError, SchedulerConf, default_conf, parse_conf
 from pumice.scheduler.framework.session import Session
-from pumice.scheduler.model import TaskStatus
 from pumice.scheduler.outcome import SessionOutcome, SessionStats, session_stats, summarize
 from pumice.scheduler.registry import ACTIONS, PLUGINS
 from pumice.scheduler.snapshot import ClusterState, build_cluster_state
@@ -93,14 +92,14 @@ def run_session(
 
 
 def node_scores(objects: Iterable[dict[str, Any]], conf: SchedulerConf | None = None) -> dict[str, dict[str, float]]:
-    """Open a session and score every pending task on every node; no action runs."""
+    """Open a session and score every task of its jobs on every node, bound ones included (as Volcano's
+    node-order functions score any task: the node a bound task runs on counts it in its usage); no
+    action runs."""
     conf = conf or default_conf()
     ssn = open_session(build_cluster_state(objects), conf)
     out: dict[str, dict[str, float]] = {}
     for job in sorted(ssn.jobs.values(), key=lambda j: j.uid):
         for task in sorted(job.tasks.values(), key=lambda t: t.key):
-            if task.status != TaskStatus.PENDING:
-                continue
             scores = ssn.placer.node_scores(task)
             out[task.key] = {name: float(s) for name, s in zip(ssn.nodes.names, scores, strict=True)}
     ssn.close()
