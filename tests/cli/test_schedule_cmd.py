@@ -121,3 +121,41 @@ def test_node_scores_cover_bound_tasks_as_the_node_order_scores_them(tmp_path: P
     assert set(scores) == {"default/busy", "default/twin"}
     assert scores["default/busy"] == scores["default/twin"]
     assert scores["default/busy"]["n2"] > scores["default/busy"]["n1"]  # leastallocated: the empty node
+
+
+# --- issue 19, what to build 2: --predicates ----------------------------------------------------------
+def test_predicates_give_volcano_status_codes_per_pending_task_and_node(tmp_path: Path) -> None:
+    taint = [{"key": "maintenance", "value": "x", "effect": "NoSchedule"}]
+    cordoned = node("cordoned")
+    cordoned["spec"] = {"unschedulable": True}
+    objs: list[Obj] = [
+        node("ok"), node("small", cpu="1"), node("tainted", taints=taint), cordoned,
+        node("other-disk", labels={"disk": "hdd"}), node("full", pods="1"), node("full-tainted", pods="1", taints=taint),
+        queue("default", weight=1),
+        podgroup("fillers", queue="default", phase="Running"),
+        pod("filler-1", group="fillers", node="full", phase="Running"),
+        pod("filler-2", group="fillers", node="full-tainted", phase="Running"),
+        podgroup("waiting", queue="default", phase="Inqueue"),
+        pod("w", group="waiting", cpu="2", phase="Pending", labels={"app": "w"}),
+    ]
+    for o in objs:
+        if o["kind"] == "Node" and o["metadata"]["name"] != "other-disk":
+            o["metadata"]["labels"] = {"disk": "ssd"}
+    objs[-1]["spec"]["nodeSelector"] = {"disk": "ssd"}
+    f = write(tmp_path / "c.yaml", objs)
+    result = CliRunner().invoke(app, ["schedule", "-f", str(f), "-o", "json", "--predicates"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["binds"] == {"default/w": "ok"}  # the session itself still runs
+    assert data["predicates"] == {"default/w": {
+        "ok": "Success",
+        "small": "Success",  # resources are allocate's check, not a predicate's
+        "tainted": "UnschedulableAndUnresolvable",
+        "cordoned": "UnschedulableAndUnresolvable",
+        "other-disk": "UnschedulableAndUnresolvable",
+        "full": "Unschedulable",
+        "full-tainted": "Unschedulable",  # Volcano checks the pod count first
+    }}
+    assert set(data["predicates"]) == {"default/w"}, "pending tasks only"
+    table = CliRunner().invoke(app, ["schedule", "-f", str(f), "--predicates"], env={"COLUMNS": "250"})
+    assert table.exit_code == 0 and "UnschedulableAndUnresolvable" in table.stdout, table.output

@@ -79,7 +79,9 @@ def _lowest_tier_hypernode(objects: list[dict[str, Any]]) -> dict[str, str]:
 def test_case(case: Path) -> None:
     expected = json.loads((case / "expected.json").read_text())
     want_scores = "node_scores" in expected
-    text = schedule_cmd.run([case / "cluster.yaml"], case / "scheduler.yaml", "json", want_scores, Console())
+    want_predicates = "predicate_code" in expected or "predicate_pass" in expected
+    text = schedule_cmd.run([case / "cluster.yaml"], case / "scheduler.yaml", "json", want_scores, Console(),
+                            show_predicates=want_predicates)
     assert text is not None
     got = json.loads(text)
     note = f"{expected.get('case_name')} ({expected.get('source')}) notes: {expected.get('notes')}"
@@ -107,6 +109,12 @@ def test_case(case: Path) -> None:
         owner = _lowest_tier_hypernode(objects)
         counts = Counter(owner.get(node, "") for node in got["binds"].values())
         assert sorted(counts.values()) == expected["bind_counts_per_hypernode_sorted"], note
+    for pod, per_node in (expected.get("predicate_code") or {}).items():
+        for node, code in per_node.items():
+            assert got["predicates"][pod][node] == code, f"{pod} on {node}; {note}"
+    for pod, per_node in (expected.get("predicate_pass") or {}).items():
+        for node, passes in per_node.items():
+            assert (got["predicates"][pod][node] == "Success") == passes, f"{pod} on {node}; {note}"
     if want_scores:
         for pod, per_node in expected["node_scores"].items():
             for node, score in per_node.items():

@@ -40,10 +40,14 @@ def main() -> None:
 @app.command()
 def schedule(
     file: Annotated[list[Path], typer.Option("--file", "-f", help="Manifest(s): Nodes, Pods, PodGroups, Queues, ...")],
-    config: Annotated[Path | None, typer.Option("--config", help="volcano-scheduler.conf (default: Volcano's)")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="volcano-scheduler.conf (default: Volcano's plus network-topology-aware)")] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="json or table")] = "table",
     show_scores: Annotated[
-        bool, typer.Option("--node-scores", help="Also score every pending task on every node")
+        bool, typer.Option("--node-scores", help="Also score every task on every node (no action runs for them)")
+    ] = False,
+    show_predicates: Annotated[
+        bool, typer.Option("--predicates", help="Also run every enabled predicate for every pending task on every node")
     ] = False,
     discover_topology: Annotated[
         Path | None,
@@ -53,7 +57,7 @@ def schedule(
     """Run exactly one scheduling session on the objects in FILE and print its decisions."""
     console = Console()
     try:
-        text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology)
+        text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology, show_predicates)
     except schedule_cmd.UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         raise typer.Exit(2) from None

@@ -14,7 +14,7 @@ from pumice.api import ManifestError, load_file
 from pumice.controllers.expand import expand_jobs
 from pumice.controllers.queue import DEFAULT_QUEUES
 from pumice.runtime.schedconf import live_default_conf
-from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, load_conf, node_scores, run_session
+from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, load_conf, node_scores, predicate_codes, run_session
 from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config, with_discovered_hypernodes
 
 
@@ -58,14 +58,18 @@ def read_conf(path: Path | None) -> SchedulerConf:
         raise UsageError(str(err)) from None
 
 
-def render_json(outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None) -> str:
+def render_json(outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None,
+                predicates: dict[str, dict[str, str]] | None = None) -> str:
     data = outcome.to_json()
     if scores is not None:
         data["node_scores"] = scores
+    if predicates is not None:
+        data["predicates"] = predicates
     return json.dumps(data, indent=2, sort_keys=False)
 
 
-def render_table(console: Console, outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None) -> None:
+def render_table(console: Console, outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None,
+                 predicates: dict[str, dict[str, str]] | None = None) -> None:
     if outcome.binds:
         t = Table(title=f"Binds ({len(outcome.binds)})", title_justify="left")
         t.add_column("POD")
@@ -110,6 +114,15 @@ def render_table(console: Console, outcome: SessionOutcome, scores: dict[str, di
         for pod, per_node in scores.items():
             t.add_row(pod, *(f"{per_node.get(n, 0):g}" for n in nodes))
         console.print(t)
+    if predicates:
+        t = Table(title="Predicates after session open (Volcano status codes)", title_justify="left")
+        t.add_column("POD")
+        t.add_column("NODE")
+        t.add_column("STATUS")
+        for pod, codes in predicates.items():
+            for n, code in codes.items():
+                t.add_row(pod, n, code)
+        console.print(t)
 
 
 def discover(objects: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
@@ -123,7 +136,7 @@ def discover(objects: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
 
 
 def run(files: list[Path], config: Path | None, output: str, show_scores: bool, console: Console,
-        discover_topology: Path | None = None) -> str | None:
+        discover_topology: Path | None = None, show_predicates: bool = False) -> str | None:
     """Returns the JSON text for ``-o json``; prints tables otherwise."""
     if output not in ("json", "table"):
         raise UsageError(f"--output: unknown format {output!r} (use json or table)")
@@ -133,11 +146,12 @@ def run(files: list[Path], config: Path | None, output: str, show_scores: bool, 
         objects = discover(objects, discover_topology)
     conf = read_conf(config)
     scores = node_scores(objects, conf) if show_scores else None
+    predicates = predicate_codes(objects, conf) if show_predicates else None
     outcome = run_session(objects, conf)
     if output == "json":
-        return render_json(outcome, scores)
+        return render_json(outcome, scores, predicates)
     if expanded:
         console.print(f"VolcanoJob(s) {', '.join(expanded)} expanded into their PodGroup and pods, "
                       "as the job controller creates them once the PodGroup is admitted.")
-    render_table(console, outcome, scores)
+    render_table(console, outcome, scores, predicates)
     return None

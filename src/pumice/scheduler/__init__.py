@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pumice.scheduler.conf import ConfError, SchedulerConf, default_conf, parse_conf
+from pumice.scheduler.framework import predicate_status
 from pumice.scheduler.framework.session import Session
+from pumice.scheduler.model import TaskStatus
 from pumice.scheduler.outcome import SessionOutcome, SessionStats, session_stats, summarize
 from pumice.scheduler.registry import ACTIONS, PLUGINS
 from pumice.scheduler.snapshot import ClusterState, build_cluster_state
@@ -30,6 +32,7 @@ __all__ = [
     "default_conf",
     "load_conf",
     "node_scores",
+    "predicate_codes",
     "open_session",
     "run_session",
 ]
@@ -89,6 +92,20 @@ def run_session(
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+def predicate_codes(objects: Iterable[dict[str, Any]], conf: SchedulerConf | None = None) -> dict[str, dict[str, str]]:
+    """Open a session and run every enabled predicate for every pending task on every node; no action
+    runs. Per task and node: ``Success`` or Volcano's status code (``framework/predicate_status.py``)."""
+    conf = conf or default_conf()
+    ssn = open_session(build_cluster_state(objects), conf)
+    out: dict[str, dict[str, str]] = {}
+    for job in sorted(ssn.jobs.values(), key=lambda j: j.uid):
+        for task in sorted(job.tasks.values(), key=lambda t: t.key):
+            if task.status == TaskStatus.PENDING:
+                out[task.key] = dict(zip(ssn.nodes.names, predicate_status.predicate_codes(ssn, task), strict=True))
+    ssn.close()
+    return out
 
 
 def node_scores(objects: Iterable[dict[str, Any]], conf: SchedulerConf | None = None) -> dict[str, dict[str, float]]:

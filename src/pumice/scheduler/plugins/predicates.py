@@ -11,6 +11,7 @@ from pumice.api.arguments import Arguments
 from pumice.api.labels import label_selector_or_nothing, node_selector_term
 from pumice.scheduler.framework.plugin import Plugin
 from pumice.scheduler.framework.points import PREDICATE
+from pumice.scheduler.framework.predicate_status import UNRESOLVABLE, UNSCHEDULABLE
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.view import NodeView
 from pumice.scheduler.model import NodeTable, Shape, TaskInfo
@@ -151,6 +152,13 @@ class PredicatesPlugin(Plugin):
         if self.pod_affinity and (self.any_anti_affinity or affinity):
             checks.extend(self._pod_affinity(task, view))
         return checks
+
+    def status_checks(self, task: TaskInfo, view: NodeView) -> list[tuple[str, np.ndarray]]:
+        """Volcano's order and codes (``--predicates``): the pod count first (Unschedulable), then the
+        stable filters (cordon, node affinity, taints: UnschedulableAndUnresolvable), then the others."""
+        pods, *others = self.dynamic_checks(task, view)
+        return [(UNSCHEDULABLE, pods[1]), *((UNRESOLVABLE, m) for _, m in self.static_checks(task)),
+                *((UNSCHEDULABLE, m) for _, m in others)]
 
     def _placed(self) -> list[tuple[int, TaskInfo]]:
         return [(j, t) for j, tasks in enumerate(self.nodes.tasks) for t in tasks.values()]
