@@ -130,7 +130,8 @@ def test_predicates_give_volcano_status_codes_per_pending_task_and_node(tmp_path
     cordoned["spec"] = {"unschedulable": True}
     objs: list[Obj] = [
         node("ok"), node("small", cpu="1"), node("tainted", taints=taint), cordoned,
-        node("other-disk", labels={"disk": "hdd"}), node("full", pods="1"), node("full-tainted", pods="1", taints=taint),
+        node("other-disk", labels={"disk": "hdd"}), node("full", pods="1"),
+        node("full-tainted", pods="1", taints=taint),
         queue("default", weight=1),
         podgroup("fillers", queue="default", phase="Running"),
         pod("filler-1", group="fillers", node="full", phase="Running"),

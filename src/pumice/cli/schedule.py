@@ -14,7 +14,15 @@ from pumice.api import ManifestError, load_file
 from pumice.controllers.expand import expand_jobs
 from pumice.controllers.queue import DEFAULT_QUEUES
 from pumice.runtime.schedconf import live_default_conf
-from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, load_conf, node_scores, predicate_codes, run_session
+from pumice.scheduler import (
+    ConfError,
+    SchedulerConf,
+    SessionOutcome,
+    load_conf,
+    node_scores,
+    predicate_codes,
+    run_session,
+)
 from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config, with_discovered_hypernodes
 
 

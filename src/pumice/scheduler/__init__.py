@@ -32,8 +32,8 @@ __all__ = [
     "default_conf",
     "load_conf",
     "node_scores",
-    "predicate_codes",
     "open_session",
+    "predicate_codes",
     "run_session",
 ]
 

@@ -149,7 +149,8 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
             name = str(raw["name"])
             if known_plugins is not None and name not in known_plugins:
                 if name not in VOLCANO_PLUGINS:
-                    raise ConfError(f"{where}.name: unknown plugin {name!r} (known: {', '.join(sorted(known_plugins))})")
+                    known = ", ".join(sorted(known_plugins))
+                    raise ConfError(f"{where}.name: unknown plugin {name!r} (known: {known})")
                 log.warning("%s.name: Volcano's plugin %r is not built into pumice yet: it has no effect", where, name)
             flags: dict[str, bool] = {}
             for flag in PLUGIN_FLAGS:
