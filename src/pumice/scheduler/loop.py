@@ -154,7 +154,10 @@ class SchedulerLoop:
         bind_errors = self._write_back(outcome)
         self.cache.reported()
         self.sync()
-        self._seen_versions = tuple(inf.version for inf in self.informers.values())
+        # The session's own writes are seen, so that a quiet cluster costs no cycle; but room freed by its
+        # evictions is for the next session (Volcano's next period) to place the pods waiting for it
+        # (the reclaiming queue's pipelined pods): that is work, though nothing else moves.
+        self._seen_versions = () if outcome.evictions else tuple(inf.version for inf in self.informers.values())
         self.last = outcome
         if self.metrics is not None:
             pods = self.informers["pods"].objects

@@ -93,7 +93,11 @@ class Statement:
         self.operations.clear()
 
     def commit(self) -> None:
-        """Evictions become pod deletions, allocations become binds; pipelines stay in the session."""
+        """Evictions become pod deletions, allocations become binds; pipelines stay in the session.
+
+        The pipelines stay recorded: they hold for this session only (Volcano's next session starts
+        from a fresh snapshot, where the pod is pending), so ``Session.revert`` undoes them for a
+        cache kept across sessions, and the next session places the pod on the room freed for it."""
         ssn = self.ssn
         for op, task, node, _ in self.operations:
             if op == EVICT:
@@ -106,7 +110,7 @@ class Statement:
                 else:
                     task.status = TaskStatus.BINDING
                 ssn.record_bind(task, ssn.nodes.names[node])
-        self.operations.clear()
+        self.operations = [op for op in self.operations if op[0] == PIPELINE]
 
     def merge(self, other: Statement) -> None:
         self.operations.extend(other.operations)
