@@ -74,7 +74,8 @@ def test_capacity_guide_pods_variant_reclaimed_room_runs_queue2(tmp_path: Path) 
     assert len(running(result, "q2pod")) == 6
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(nodes=st.lists(st.integers(2, 8), min_size=1, max_size=3), share=st.floats(0.1, 0.9),
        first=st.lists(st.integers(1, 2), min_size=1, max_size=16),
        second=st.lists(st.integers(1, 2), min_size=1, max_size=12))
