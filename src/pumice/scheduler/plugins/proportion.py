@@ -109,15 +109,24 @@ class ProportionPlugin(Plugin):
         return -1 if ls < rs else 1
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
-        """Tasks of queues above their deserved share."""
+        """Tasks of queues above their deserved share.
+
+        Volcano skips a queue whose allocation is below the reclaimer's whole request on some
+        resource (``LessPartly``), even when the node's idle resources cover the rest, and then
+        evicts nothing. pumice asks the queue only for what the node lacks (the reclaimees are all
+        on one node): the request minus the node's future idle resources (a deliberate difference).
+        """
         victims = []
         allocations: dict[str, np.ndarray] = {}
+        need = reclaimer.resreq
+        if reclaimees and reclaimees[0].node >= 0:
+            need = np.maximum(need - self.ssn.nodes.future_idle_at(reclaimees[0].node), 0.0)
         for t in reclaimees:
             if t.job is None or t.job.queue not in self.attrs:
                 continue
             attr = self.attrs[t.job.queue]
             alloc = allocations.setdefault(t.job.queue, attr.allocated.copy())
-            if bool(np.any(alloc < reclaimer.resreq - EPS)):  # LessPartly(reclaimer.Resreq)
+            if bool(np.any(alloc < need - EPS)):  # Volcano: LessPartly(reclaimer.Resreq)
                 continue
             if not less_equal(alloc, attr.deserved):
                 alloc -= t.resreq
