@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from pumice.scheduler import build_cluster_state, load_conf
+from pumice.scheduler import build_cluster_state
+from pumice.scheduler.conf import parse_conf
 from pumice.scheduler.framework.points import (
     ABSTAIN,
     ALLOCATABLE,
@@ -25,7 +26,7 @@ from pumice.scheduler.framework.session import Session
 
 def _session(conf_text: str) -> Session:
     state = build_cluster_state([])
-    ssn = Session(state, load_conf(conf_text))
+    ssn = Session(state, parse_conf(conf_text))  # made-up plugin names: no registry to check them against
     return ssn  # not opened: the test registers its own callbacks
 
 
