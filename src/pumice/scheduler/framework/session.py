@@ -107,6 +107,13 @@ class Session:
         self.plugin_seconds: list[tuple[str, str, float]] = []
         self.preemption_attempts = 0
         self.preemption_victims: int | None = None
+        #: True while enqueue orders queues to admit their jobs (proportion's ``weightedAdmission``).
+        self.admitting = False
+        #: The queues a quota held back in allocate, for its last pass over what is left idle, or None
+        #: when no plugin asks for that pass (Volcano; proportion's ``workConserving`` asks), and
+        #: True during that pass (quotas let those queues go beyond their deserved share).
+        self.overflow: set[str] | None = None
+        self.overflowing = False
         for job in self.jobs.values():
             job.reset_session_notes()
         #: The jobs enqueue, allocate and backfill look at (the others have nothing for them).
