@@ -86,7 +86,8 @@ def check_weights(weights: dict[str, int], jobs: dict[str, list[int]], nodes: li
     for key, where in outcome.binds.items():
         q, i = key.split("/")[1].rsplit("-", 1)
         free[where] -= jobs[q][int(i)]
-    admitted = {name.split("/")[1] for name, pg in outcome.podgroups.items() if pg.get("phase") in ("Inqueue", "Running")}
+    admitted = {name.split("/")[1] for name, pg in outcome.podgroups.items()
+                if pg.get("phase") in ("Inqueue", "Running")}
     waiting = [jobs[q][int(i)] for q in weights for i in range(len(jobs[q]))
                if f"{q}-{i:03d}" in admitted and f"default/{q}-{i:03d}" not in outcome.binds]
     if waiting:

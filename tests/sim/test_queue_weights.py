@@ -15,7 +15,8 @@ QUEUES = ("qa", "qb")
 def job(q: str, i: int) -> dict[str, Any]:
     """A one-pod job of half a CPU running 100 to 350 s (ends spread over the run)."""
     obj = vcjob(f"{q}-{i:02d}", queue=q, cpu="500m", min_available=1)
-    obj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", f"sleep {100 + i * 37 % 250}"]
+    container = obj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+    container["command"] = ["sh", "-c", f"sleep {100 + i * 37 % 250}"]
     return obj
 
 

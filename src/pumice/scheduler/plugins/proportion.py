@@ -25,7 +25,6 @@ from pumice.scheduler.framework.usage import opening_usage
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
 from pumice.scheduler.resources import EPS, ResourceSpace, fits_requested, less_equal, share
 
-
 #: pumice's argument (not Volcano's): enqueue admits by weighted share, see ``admission_order``.
 WEIGHTED_ADMISSION = "weightedAdmission"
 #: pumice's argument (not Volcano's): allocate's last pass gives what deserved shares left idle, see
