@@ -10,8 +10,8 @@ reading and validating the objects, the snapshot, the session and the output, wi
 wall time, CPU time and peak memory (its own process).
 
 Each row runs in its own process so that its peak memory is its own. Nodes: 32 CPU, 256Gi,
-8 GPUs. Pods: gang jobs of 8-64 pods (minMember = replicas) in four weighted queues, with the
-default (shipped) Volcano configuration.
+8 GPUs. Pods: gang jobs of 8-64 pods (minMember = replicas) in four weighted queues, with pumice's
+default configuration (Volcano's shipped one with weights that hold under contention: the README).
 
 Topology rows ("fat-tree") run the same pods on a 3-tier fat tree: leaf switches of 16-32 nodes
 (tier 1), spines of 8 leaves (tier 2), fabrics of 4 spines (tier 3), discovered from node labels
@@ -216,7 +216,7 @@ def main() -> None:
         Console(width=max(Console().width, 110)).print(command_table())
         return
 
-    table = Table(title="pumice: one scheduling session (default Volcano conf; fat-tree rows add topology)")
+    table = Table(title="pumice: one scheduling session (default conf; fat-tree rows add topology)")
     for col in ("nodes", "pending pods", "topology", "placed", "snapshot s", "session s", "vs plain",
                 "pods placed/s", "peak MiB"):
         table.add_column(col, justify="right")
