@@ -13,6 +13,7 @@ from pumice.scheduler.framework.plugin import Action, Plugin
 from pumice.scheduler.plugins.binpack import BinpackPlugin
 from pumice.scheduler.plugins.capacity import CapacityPlugin
 from pumice.scheduler.plugins.conformance import ConformancePlugin
+from pumice.scheduler.plugins.deviceshare import DeviceSharePlugin
 from pumice.scheduler.plugins.drf import DrfPlugin
 from pumice.scheduler.plugins.gang import GangPlugin
 from pumice.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
@@ -36,6 +37,7 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     OvercommitPlugin,
     SlaPlugin,
     NetworkTopologyAwarePlugin,
+    DeviceSharePlugin,
 )}
 
 ACTIONS: dict[str, type[Action]] = {action.name: action for action in (

@@ -1,0 +1,385 @@
+"""GPUs one by one: every GPU of every node as a slot in (nodes x GPUs) arrays, and what a pod asks of them.
+
+Three ways a node publishes its GPUs, each with the pod requests that go with it:
+
+- *milli* (pumice, the openb trace, kube's device plugin): ``nvidia.com/gpu`` N whole GPUs of 1000 milli
+  each. A pod asks ``nvidia.com/gpu`` (whole GPUs) or ``pumice.io/gpu-milli`` below 1000 (a share of one GPU).
+- *gpushare* (Volcano's ``deviceshare.GPUSharingEnable`` / ``GPUNumberEnable``): capacity
+  ``volcano.sh/gpu-memory`` over ``volcano.sh/gpu-number`` cards; a pod's limits ask
+  ``volcano.sh/gpu-memory`` (on one card) or ``volcano.sh/gpu-number`` (idle cards).
+- *vgpu* (Volcano's HAMi vGPU, ``deviceshare.VGPUEnable``): node annotation ``volcano.sh/node-vgpu-register``
+  (per card: uuid, split count, memory MiB, type, health, mode); limits ``volcano.sh/vgpu-number``,
+  ``vgpu-memory``, ``vgpu-memory-percentage``, ``vgpu-cores``.
+
+The GPUs a placed pod holds are its ``gpu_ids`` (from Volcano's ``volcano.sh/gpu-index`` / ``vgpu-ids-new``
+annotations once bound, chosen by :meth:`GpuSlots.add` when the scheduler places it). Feasibility is
+columnar: one NumPy expression over the candidate nodes' slots.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pumice.api.quantity import int_value, milli_value
+
+NVIDIA_GPU = "nvidia.com/gpu"
+GPU_MILLI = "pumice.io/gpu-milli"
+GPU_MEMORY = "volcano.sh/gpu-memory"
+GPU_NUMBER = "volcano.sh/gpu-number"
+GPU_INDEX = "volcano.sh/gpu-index"
+PREDICATE_TIME = "volcano.sh/predicate-time"
+UNHEALTHY_IDS = "volcano.sh/gpu-unhealthy-ids"
+VGPU_REGISTER = "volcano.sh/node-vgpu-register"
+VGPU_NUMBER = "volcano.sh/vgpu-number"
+VGPU_MEMORY = "volcano.sh/vgpu-memory"
+VGPU_PERCENT = "volcano.sh/vgpu-memory-percentage"
+VGPU_CORES = "volcano.sh/vgpu-cores"
+VGPU_IDS = "volcano.sh/vgpu-ids-new"
+VGPU_NODE = "volcano.sh/vgpu-node"
+BIND_PHASE = "volcano.sh/bind-phase"
+USE_GPU_TYPE = "nvidia.com/use-gputype"
+NOUSE_GPU_TYPE = "nvidia.com/nouse-gputype"
+#: Node labels naming the GPU model (the first one present wins).
+MODEL_LABELS = ("nvidia.com/gpu.product", "pumice.io/gpu-model")
+MILLI_PER_GPU = 1000.0
+
+NONE, MILLI, GPUSHARE, VGPU = 0, 1, 2, 3
+FAMILY_NAMES = {MILLI: "GPU", GPUSHARE: "GpuShare", VGPU: "vGPU"}
+
+
+@dataclass(frozen=True, slots=True)
+class VgpuAsk:
+    """One container's vGPU request (Volcano's ContainerDeviceRequest)."""
+
+    nums: int
+    memory: int
+    #: Percentage of each card's memory; 101: not given (the memory in MiB counts).
+    percent: int
+    cores: int
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRequest:
+    """What a pod asks of a node's GPUs."""
+
+    family: int
+    #: Per-GPU amount of a share (milli, or MiB for gpushare); 0 for whole GPUs.
+    share: float
+    #: Whole (idle) GPUs asked.
+    whole: int
+    vgpu: tuple[VgpuAsk, ...] = ()
+    #: ``nvidia.com/use-gputype`` / ``nouse-gputype``: GPU models allowed / refused (upper case).
+    use: tuple[str, ...] = ()
+    nouse: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> tuple[float, int]:
+        """(share, whole): the shape of the request for fragmentation statistics."""
+        return (self.share, self.whole)
+
+
+def _qty(value: Any) -> int:
+    try:
+        return int(int_value(value))
+    except (ValueError, TypeError):
+        return 0
+
+
+def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    return list((pod.get("spec") or {}).get("containers") or [])
+
+
+def _types(text: str | None) -> tuple[str, ...]:
+    return tuple(t.strip().upper() for t in (text or "").split(",") if t.strip())
+
+
+def gpu_request(pod: dict[str, Any]) -> GpuRequest | None:
+    """The pod's GPU request, or None when it asks for no GPU."""
+    ann = (pod.get("metadata") or {}).get("annotations") or {}
+    use, nouse = _types(ann.get(USE_GPU_TYPE)), _types(ann.get(NOUSE_GPU_TYPE))
+    containers = _containers(pod)
+    limits = [((c.get("resources") or {}).get("limits") or {}) for c in containers]
+    requests = [((c.get("resources") or {}).get("requests") or {}) for c in containers]
+    asks: list[VgpuAsk] = []
+    for lim, req in zip(limits, requests, strict=True):
+        if VGPU_NUMBER in lim or VGPU_MEMORY in lim:
+            nums = _qty(lim[VGPU_NUMBER]) if VGPU_NUMBER in lim else 1
+            mem = _qty(lim.get(VGPU_MEMORY, req.get(VGPU_MEMORY, 0)))
+            pct = _qty(lim.get(VGPU_PERCENT, req.get(VGPU_PERCENT, 101)))
+            if pct == 101 and mem == 0:
+                pct = 100
+            asks.append(VgpuAsk(nums, mem, pct, _qty(lim.get(VGPU_CORES, req.get(VGPU_CORES, 0)))))
+    if asks:
+        return GpuRequest(VGPU, 0.0, 0, tuple(asks), use, nouse)
+    memory = sum(_qty(lim.get(GPU_MEMORY, 0)) for lim in limits)
+    if memory > 0:
+        return GpuRequest(GPUSHARE, float(memory), 0, (), use, nouse)
+    number = sum(_qty(lim.get(GPU_NUMBER, 0)) for lim in limits)
+    if number > 0:
+        return GpuRequest(GPUSHARE, 0.0, number, (), use, nouse)
+    whole = sum(float(milli_value(r[NVIDIA_GPU])) for r in requests if NVIDIA_GPU in r) / 1000.0
+    if whole > 0:
+        return GpuRequest(MILLI, 0.0, math.ceil(whole), (), use, nouse)
+    milli = sum(float(milli_value(r[GPU_MILLI])) / 1000.0 for r in requests if GPU_MILLI in r)
+    if milli <= 0:
+        return None
+    if milli >= MILLI_PER_GPU:
+        return GpuRequest(MILLI, 0.0, math.ceil(milli / MILLI_PER_GPU), (), use, nouse)
+    return GpuRequest(MILLI, milli, 0, (), use, nouse)
+
+
+def assigned_ids(pod: dict[str, Any]) -> tuple[int, ...] | None:
+    """The GPU indices a bound pod's annotations give it (``volcano.sh/gpu-index``), or None."""
+    text = ((pod.get("metadata") or {}).get("annotations") or {}).get(GPU_INDEX)
+    if not text:
+        return None
+    try:
+        return tuple(int(x) for x in str(text).split(",") if x.strip())
+    except ValueError:
+        return None
+
+
+def assigned_vgpu(pod: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """(uuid, memory, cores) per device of ``volcano.sh/vgpu-ids-new`` (all containers)."""
+    text = ((pod.get("metadata") or {}).get("annotations") or {}).get(VGPU_IDS) or ""
+    out = []
+    for container in str(text).split(";"):
+        for dev in container.split(":"):
+            parts = dev.split(",")
+            if len(parts) >= 4 and parts[0]:
+                out.append((parts[0], _qty(parts[2]), _qty(parts[3])))
+    return out
+
+
+def _node_gpus(node: dict[str, Any]) -> tuple[int, list[tuple[float, float, str, str, bool]]]:
+    """(family, per GPU: (capacity, split limit, uuid, type, healthy)) of a node."""
+    meta = node.get("metadata") or {}
+    ann = meta.get("annotations") or {}
+    status = node.get("status") or {}
+    alloc = status.get("allocatable") or {}
+    cap = status.get("capacity") or alloc
+    labels = meta.get("labels") or {}
+    model = next((labels[k] for k in MODEL_LABELS if k in labels), "")
+    register = ann.get(VGPU_REGISTER)
+    if register and all(_qty(alloc.get(k, cap.get(k, 0))) > 0 for k in (VGPU_NUMBER, VGPU_MEMORY, VGPU_CORES)):
+        gpus = []
+        for entry in str(register).split(":"):
+            items = entry.split(",")
+            if len(items) >= 6:
+                gpus.append((float(_qty(items[2])), float(_qty(items[1])), items[0], items[3],
+                             items[4].strip().lower() == "true"))
+        if gpus:
+            return VGPU, gpus
+    if GPU_MEMORY in cap and _qty(cap.get(GPU_NUMBER, 0)) > 0:
+        number = _qty(cap[GPU_NUMBER])
+        per = float(_qty(cap[GPU_MEMORY]) // number)
+        bad = {int(x) for x in str(ann.get(UNHEALTHY_IDS, "")).split(",") if x.strip().isdigit()}
+        return GPUSHARE, [(per, math.inf, "", model, i not in bad) for i in range(number)]
+    count = int(float(milli_value(alloc.get(NVIDIA_GPU, 0))) // 1000)
+    if count > 0:
+        return MILLI, [(MILLI_PER_GPU, math.inf, "", model, True) for _ in range(count)]
+    return NONE, []
+
+
+class GpuSlots:
+    """Every GPU of every node: arrays of shape (nodes, most GPUs on a node)."""
+
+    def __init__(self, nodes: list[dict[str, Any]]) -> None:
+        parsed = [_node_gpus(nd) for nd in nodes]
+        n = len(nodes)
+        width = max((len(g) for _, g in parsed), default=0)
+        self.family = np.array([f for f, _ in parsed], dtype=np.int8)
+        self.capacity = np.zeros((n, width))
+        self.used = np.zeros((n, width))
+        self.cores = np.zeros((n, width))
+        self.sharers = np.zeros((n, width))
+        self.split = np.zeros((n, width))
+        self.healthy = np.zeros((n, width), dtype=bool)
+        #: Upper-case GPU model/type per slot ("" unknown); the uuids of vGPU cards.
+        self.types: list[list[str]] = []
+        self.uuids: list[list[str]] = []
+        for j, (_, gpus) in enumerate(parsed):
+            for g, (cap, split, _, _, healthy) in enumerate(gpus):
+                self.capacity[j, g] = cap
+                self.split[j, g] = split
+                self.healthy[j, g] = healthy
+            self.types.append([t.upper() for _, _, _, t, _ in gpus])
+            self.uuids.append([u for _, _, u, _, _ in gpus])
+        self.width = width
+        self.valid = self.healthy & (self.capacity > 0)
+        #: How many placed pods hold each (share, whole) request shape: the running mix.
+        self.mix: Counter[tuple[float, int]] = Counter()
+        #: How the GPUs of a node are chosen for a new placement: ``first`` (Volcano's gpushare: lowest
+        #: index that fits), ``binpack`` (the fullest that fits), ``spread`` (the least shared).
+        self.policy = "first"
+        self._type_masks: dict[tuple[tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
+
+    @property
+    def any(self) -> bool:
+        return self.width > 0
+
+    def free(self, idx: np.ndarray) -> np.ndarray:
+        return np.where(self.valid[idx], self.capacity[idx] - self.used[idx], 0.0)
+
+    def type_mask(self, req: GpuRequest) -> np.ndarray:
+        """Slots whose model the request's ``use-gputype`` / ``nouse-gputype`` allow (all nodes)."""
+        key = (req.use, req.nouse)
+        found = self._type_masks.get(key)
+        if found is None:
+            found = np.ones(self.valid.shape, dtype=bool)
+            for j, types in enumerate(self.types):
+                for g, t in enumerate(types):
+                    if req.use:
+                        found[j, g] = any(u in t for u in req.use)
+                    elif req.nouse:
+                        found[j, g] = not any(u in t for u in req.nouse)
+            self._type_masks[key] = found
+        return found
+
+    # --- feasibility (columnar) ---------------------------------------------------------------
+    def fits(self, req: GpuRequest, idx: np.ndarray) -> np.ndarray:
+        """Per node of ``idx``: can its GPUs hold the request now?"""
+        ok = self.valid[idx] & self.type_mask(req)[idx]
+        family = self.family[idx] == req.family
+        if req.family == VGPU:
+            return family & self._vgpu_fits(req, idx, ok)
+        if req.whole:
+            idle = ok & (self.sharers[idx] == 0)
+            return family & (idle.sum(axis=1) >= req.whole)
+        room = self.capacity[idx] - self.used[idx]
+        return family & (ok & (room >= req.share)).any(axis=1)
+
+    def _vgpu_cards(self, ask: VgpuAsk, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        cap = self.capacity[idx]
+        need = np.floor(cap * ask.percent / 100.0) if ask.percent != 101 else np.full(cap.shape, float(ask.memory))
+        cores = self.cores[idx]
+        card = ok & (self.sharers[idx] < self.split[idx]) & (cap - self.used[idx] >= need)
+        card &= cores + ask.cores <= 100
+        if ask.cores == 100:
+            card &= self.sharers[idx] == 0
+        if ask.cores == 0:
+            card &= cores < 100
+        return card
+
+    def _vgpu_fits(self, req: GpuRequest, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        """Each container on its own (Volcano places containers one after the other: a pod of several
+        vGPU containers is checked exactly when it is placed, see :meth:`add`)."""
+        out = np.ones(len(idx), dtype=bool)
+        for ask in req.vgpu:
+            out &= self._vgpu_cards(ask, idx, ok).sum(axis=1) >= ask.nums
+        return out
+
+    # --- placement -----------------------------------------------------------------------------
+    def _order(self, j: int, room: np.ndarray) -> list[int]:
+        gs = range(self.width)
+        if self.policy == "binpack":
+            return sorted(gs, key=lambda g: (room[g], g))
+        if self.policy == "spread":
+            return sorted(gs, key=lambda g: (self.sharers[j, g], g))
+        return list(gs)
+
+    def choose(self, req: GpuRequest, j: int) -> tuple[int, ...] | None:
+        """The GPUs of node ``j`` a new placement of ``req`` takes, or None when they cannot hold it."""
+        if self.family[j] != req.family:
+            return None
+        ok = self.valid[j] & self.type_mask(req)[j]
+        room = self.capacity[j] - self.used[j]
+        if req.family == VGPU:
+            return self._choose_vgpu(req, j, ok)
+        if req.whole:
+            idle = [g for g in range(self.width) if ok[g] and self.sharers[j, g] == 0]
+            return tuple(idle[: req.whole]) if len(idle) >= req.whole else None
+        for g in self._order(j, np.where(ok, room, np.inf)):
+            if ok[g] and room[g] >= req.share:
+                return (g,)
+        return None
+
+    def _choose_vgpu(self, req: GpuRequest, j: int, ok: np.ndarray) -> tuple[int, ...] | None:
+        """Containers one after the other, each on cards still free after the ones before (Volcano)."""
+        used, cores, sharers = self.used[j].copy(), self.cores[j].copy(), self.sharers[j].copy()
+        chosen: list[int] = []
+        cap = self.capacity[j]
+        for ask in req.vgpu:
+            got = 0
+            order = (sorted(range(self.width), key=lambda g: (-used[g], g)) if self.policy == "binpack"
+                     else sorted(range(self.width), key=lambda g: (sharers[g], g)) if self.policy == "spread"
+                     else list(range(self.width - 1, -1, -1)))
+            for g in order:
+                need = math.floor(cap[g] * ask.percent / 100.0) if ask.percent != 101 else ask.memory
+                if not ok[g] or sharers[g] >= self.split[j, g] or cap[g] - used[g] < need:
+                    continue
+                if cores[g] + ask.cores > 100 or (ask.cores == 100 and sharers[g] > 0) or (
+                        cores[g] == 100 and ask.cores == 0):
+                    continue
+                used[g] += need
+                cores[g] += ask.cores
+                sharers[g] += 1
+                chosen.append(g)
+                got += 1
+                if got == ask.nums:
+                    break
+            if got < ask.nums:
+                return None
+        return tuple(chosen)
+
+    def amounts(self, req: GpuRequest, j: int, ids: tuple[int, ...]) -> list[tuple[int, float, float]]:
+        """(slot, memory, cores) each GPU of ``ids`` takes for ``req`` on node ``j``."""
+        if req.family == VGPU:
+            out = []
+            k = 0
+            for ask in req.vgpu:
+                for _ in range(ask.nums):
+                    if k >= len(ids):
+                        break
+                    g = ids[k]
+                    mem = (math.floor(self.capacity[j, g] * ask.percent / 100.0) if ask.percent != 101
+                           else ask.memory)
+                    out.append((g, float(mem), float(ask.cores)))
+                    k += 1
+            return out
+        if req.whole:
+            return [(g, float(self.capacity[j, g]), 100.0) for g in ids]
+        return [(g, req.share, 0.0) for g in ids]
+
+    def add(self, j: int, req: GpuRequest, ids: tuple[int, ...]) -> None:
+        for g, mem, cores in self.amounts(req, j, ids):
+            if 0 <= g < self.width:
+                self.used[j, g] += mem
+                self.cores[j, g] += cores
+                self.sharers[j, g] += 1
+        self.mix[req.kind] += 1
+
+    def remove(self, j: int, req: GpuRequest, ids: tuple[int, ...]) -> None:
+        for g, mem, cores in self.amounts(req, j, ids):
+            if 0 <= g < self.width:
+                self.used[j, g] -= mem
+                self.cores[j, g] -= cores
+                self.sharers[j, g] -= 1
+        self.mix[req.kind] -= 1
+        if self.mix[req.kind] <= 0:
+            del self.mix[req.kind]
+
+    def vgpu_ids_of(self, j: int, devices: list[tuple[str, int, int]]) -> tuple[int, ...]:
+        uuids = self.uuids[j] if j < len(self.uuids) else []
+        return tuple(uuids.index(u) for u, _, _ in devices if u in uuids)
+
+    def annotations(self, req: GpuRequest, j: int, ids: tuple[int, ...], node: str, now: float) -> dict[str, str]:
+        """Volcano's assignment annotations for a placement (written on the pod before its bind)."""
+        stamp = str(int(now * 1e9))
+        if req.family == VGPU:
+            per_container = []
+            k = 0
+            amounts = self.amounts(req, j, ids)
+            for ask in req.vgpu:
+                devs = amounts[k : k + ask.nums]
+                k += ask.nums
+                per_container.append("".join(f"{self.uuids[j][g]},NVIDIA,{int(m)},{int(c)}:" for g, m, c in devs))
+            text = ";".join(per_container) + ";"
+            return {VGPU_IDS: text, "volcano.sh/devices-to-allocate": text, VGPU_NODE: node,
+                    "volcano.sh/vgpu-time": str(int(now)), BIND_PHASE: "allocating"}
+        return {PREDICATE_TIME: stamp, GPU_INDEX: ",".join(str(g) for g in ids)}
