@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 import numpy as np
 
 from pumice.api.quantity import int_value
-from pumice.scheduler.gpus import GpuRequest, GpuSlots, assigned_ids, assigned_vgpu, gpu_request, VGPU
+from pumice.scheduler.gpus import VGPU, GpuRequest, GpuSlots, assigned_ids, assigned_vgpu, gpu_request
 from pumice.scheduler.resources import ResourceSpace
 
 if TYPE_CHECKING:
