@@ -214,6 +214,8 @@ class GpuSlots:
         self.valid = self.healthy & (self.capacity > 0)
         #: How many placed pods hold each (share, whole) request shape: the running mix.
         self.mix: Counter[tuple[float, int]] = Counter()
+        #: Σ CPU (milli) of those pods, per shape.
+        self.mix_cpu: dict[tuple[float, int], float] = {}
         #: How the GPUs of a node are chosen for a new placement: ``first`` (Volcano's gpushare: lowest
         #: index that fits), ``binpack`` (the fullest that fits), ``spread`` (the least shared).
         self.policy = "first"
@@ -346,23 +348,26 @@ class GpuSlots:
             return [(g, float(self.capacity[j, g]), 100.0) for g in ids]
         return [(g, req.share, 0.0) for g in ids]
 
-    def add(self, j: int, req: GpuRequest, ids: tuple[int, ...]) -> None:
+    def add(self, j: int, req: GpuRequest, ids: tuple[int, ...], cpu: float = 0.0) -> None:
         for g, mem, cores in self.amounts(req, j, ids):
             if 0 <= g < self.width:
                 self.used[j, g] += mem
                 self.cores[j, g] += cores
                 self.sharers[j, g] += 1
         self.mix[req.kind] += 1
+        self.mix_cpu[req.kind] = self.mix_cpu.get(req.kind, 0.0) + cpu
 
-    def remove(self, j: int, req: GpuRequest, ids: tuple[int, ...]) -> None:
+    def remove(self, j: int, req: GpuRequest, ids: tuple[int, ...], cpu: float = 0.0) -> None:
         for g, mem, cores in self.amounts(req, j, ids):
             if 0 <= g < self.width:
                 self.used[j, g] -= mem
                 self.cores[j, g] -= cores
                 self.sharers[j, g] -= 1
         self.mix[req.kind] -= 1
+        self.mix_cpu[req.kind] = self.mix_cpu.get(req.kind, 0.0) - cpu
         if self.mix[req.kind] <= 0:
             del self.mix[req.kind]
+            self.mix_cpu.pop(req.kind, None)
 
     def vgpu_ids_of(self, j: int, devices: list[tuple[str, int, int]]) -> tuple[int, ...]:
         uuids = self.uuids[j] if j < len(self.uuids) else []

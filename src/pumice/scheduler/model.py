@@ -481,7 +481,7 @@ class NodeTable:
         self.tasks[j].pop(task.uid, None)
         self.anti_affinity_tasks -= task.anti_affinity
         if task.gpu is not None and task.gpu_ids:
-            self.gpus.remove(j, task.gpu, task.gpu_ids)
+            self.gpus.remove(j, task.gpu, task.gpu_ids, float(task.resreq[0]))
         self.freed += 1
         self.changes.append(j)
         self.changed_at[j] = len(self.changes)
@@ -501,7 +501,7 @@ class NodeTable:
                 ids = gpus.choose(req, j)
             task.gpu_ids = ids
         if ids:
-            gpus.add(j, req, ids)
+            gpus.add(j, req, ids, float(task.resreq[0]))
 
     def changed_since(self, cursor: int) -> np.ndarray:
         """Indices (ascending) of the nodes whose rows changed after ``cursor`` entries of the log."""
