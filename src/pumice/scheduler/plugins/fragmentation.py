@@ -27,7 +27,7 @@ from pumice.scheduler.resources import CPU
 
 MAX_NODE_SCORE = 100.0
 #: The most frequent shapes of the mix kept (the tail changes the expectation very little).
-TOP_SHAPES = 24
+TOP_SHAPES = 16
 
 
 class FragmentationPlugin(Plugin):
@@ -56,6 +56,11 @@ class FragmentationPlugin(Plugin):
                         entry = self.waiting.setdefault(t.gpu.kind, [0.0, 0.0])
                         entry[0] += 1
                         entry[1] += float(t.resreq[self.cpu_row])
+        #: The mix as the session opened (placements within the session change it by a pod or two),
+        #: and each node's expected fragment under it, recomputed for the nodes that changed.
+        self.mix = self.shapes()
+        self.before = np.full(len(ssn.nodes), np.nan)
+        self.cursor = len(ssn.nodes.changes)
         ssn.add(BATCH_NODE_ORDER, self.name, self.batch_score)
 
     def shapes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -79,18 +84,27 @@ class FragmentationPlugin(Plugin):
     def batch_score(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         nodes = self.ssn.nodes
         gpus = nodes.gpus
-        share, whole, cpu, weight = self.shapes()
+        share, whole, cpu, weight = self.mix
         req = task.gpu if task.gpu is not None and task.gpu.family == MILLI else None
         if req is not None and not len(weight):  # nothing known yet: the pod itself is the mix
             share, whole = np.array([req.share]), np.array([float(req.whole)])
             cpu, weight = np.array([float(task.resreq[self.cpu_row])]), np.ones(1)
+            self.mix = (share, whole, cpu, weight)
+            self.before[:] = np.nan
         if not len(weight):
             return None
+        if self.cursor != len(nodes.changes):
+            self.before[nodes.changed_since(self.cursor)] = np.nan
+            self.cursor = len(nodes.changes)
         mine = (gpus.valid[idx] & (gpus.family[idx] == MILLI)[:, None])
         free = np.where(mine, gpus.capacity[idx] - gpus.used[idx], 0.0)
         cap = np.where(mine, gpus.capacity[idx], 0.0)
         cpu_free = nodes.allocatable[self.cpu_row, idx] - nodes.used[self.cpu_row, idx]
-        before = expected_fragment(free, cap, cpu_free, share, whole, cpu, weight)
+        before = self.before[idx]
+        stale = np.isnan(before)
+        if stale.any():
+            before[stale] = expected_fragment(free[stale], cap[stale], cpu_free[stale], share, whole, cpu, weight)
+            self.before[idx[stale]] = before[stale]
         after_free = place(free, cap, req) if req is not None else free
         after = expected_fragment(after_free, cap, cpu_free - float(task.resreq[self.cpu_row]), share, whole, cpu,
                                   weight)
@@ -123,17 +137,19 @@ def place(free: np.ndarray, cap: np.ndarray, req: GpuRequest) -> np.ndarray:
 def expected_fragment(free: np.ndarray, cap: np.ndarray, cpu_free: np.ndarray, share: np.ndarray,
                       whole: np.ndarray, cpu: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """Per node (rows of ``free``): Σ over shapes of weight x the free GPU capacity the shape cannot use."""
-    total = free.sum(axis=1)  # (k,)
-    idle = (free >= cap) & (cap > 0)  # (k, G)
-    n_idle = idle.sum(axis=1)
-    partly = (free * ~idle).sum(axis=1)
+    free_t = np.ascontiguousarray(free.T)  # (G, k): sums over a node's GPUs add whole rows
+    cap_t = np.ascontiguousarray(cap.T)
+    total = free_t.sum(axis=0)  # (k,)
+    idle = (free_t >= cap_t) & (cap_t > 0)
+    n_idle = idle.sum(axis=0)
+    partly = total - (free_t * idle).sum(axis=0)
+    best = free_t.max(axis=0) if len(free_t) else np.zeros(len(total))
     cpu_ok = cpu_free[None, :] >= cpu[:, None]  # (M, k)
     is_whole = whole > 0
     fits_whole = (n_idle[None, :] >= whole[:, None]) & cpu_ok
-    # shares: does some GPU have room, and the free capacity of the GPUs too small for it
-    small = free[None, :, :] < share[:, None, None]  # (M, k, G)
-    fits_share = (~small & (cap[None, :, :] > 0)).any(axis=2) & cpu_ok
-    frag_share = (free[None, :, :] * small).sum(axis=2)
+    # shares: does some GPU have room (the freest one), and the free capacity of the GPUs too small for it
+    fits_share = (best[None, :] >= share[:, None]) & cpu_ok
+    frag_share = (free_t[None, :, :] * (free_t[None, :, :] < share[:, None, None])).sum(axis=1)  # (M, k)
     frag = np.where(is_whole[:, None], np.where(fits_whole, partly[None, :], total[None, :]),
                     np.where(fits_share, frag_share, total[None, :]))
     out: np.ndarray = weight @ frag
