@@ -2,6 +2,7 @@
 
     python benchmarks/bench_session.py            # the full table (a few minutes)
     python benchmarks/bench_session.py --quick    # the smallest plain and topology rows only
+    python benchmarks/bench_session.py --plugins deviceshare,fragmentation   # with more plugins enabled
 
 Each row runs in its own process so that its peak memory is its own. Nodes: 32 CPU, 256Gi,
 8 GPUs. Pods: gang jobs of 8-64 pods (minMember = replicas) in four weighted queues, with the
@@ -94,12 +95,13 @@ def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False) -> lis
     return objs
 
 
-def run_one(nodes: int, pods: int, topology: bool = False) -> dict[str, Any]:
+def run_one(nodes: int, pods: int, topology: bool = False, plugins: str = "") -> dict[str, Any]:
     from pumice.scheduler import build_cluster_state, load_conf, run_session
     from pumice.scheduler.conf import DEFAULT_CONF
 
     objs = cluster(nodes, pods, topology=topology)
-    conf = load_conf(DEFAULT_CONF + TOPOLOGY_PLUGIN) if topology else None
+    extra = "".join(f"  - name: {p.strip()}\n" for p in plugins.split(",") if p.strip())
+    conf = load_conf(DEFAULT_CONF + (TOPOLOGY_PLUGIN if topology else "") + extra) if topology or extra else None
     t0 = time.perf_counter()
     state = build_cluster_state(objs)
     t1 = time.perf_counter()
@@ -118,21 +120,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="only the smallest row")
     parser.add_argument("--one", nargs=2, type=int, metavar=("NODES", "PODS"), help=argparse.SUPPRESS)
     parser.add_argument("--topology", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--plugins", default="", help="more plugins in the last tier, comma separated")
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_one(*args.one, topology=args.topology)))
+        print(json.dumps(run_one(*args.one, topology=args.topology, plugins=args.plugins)))
         return
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="pumice: one scheduling session (default Volcano conf; fat-tree rows add topology)")
+    title = "pumice: one scheduling session (default Volcano conf; fat-tree rows add topology)"
+    table = Table(title=title + (f"\nplus {args.plugins}" if args.plugins else ""))
     for col in ("nodes", "pending pods", "topology", "placed", "snapshot s", "session s", "vs plain",
                 "pods placed/s", "peak MiB"):
         table.add_column(col, justify="right")
     for nodes, pods in SIZES[:1] if args.quick else SIZES:
         plain_s = None
         for topology in (False, True) if (nodes, pods) in TOPOLOGY_SIZES else (False,):
-            cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *(["--topology"] if topology else [])]
+            cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *(["--topology"] if topology else []),
+                   "--plugins", args.plugins]
             out = subprocess.run(cmd, capture_output=True, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             ratio = f"{r['session_s'] / plain_s:.2f}x" if topology and plain_s else "-"

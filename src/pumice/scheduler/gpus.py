@@ -244,15 +244,18 @@ class GpuSlots:
         return found
 
     # --- feasibility (columnar) ---------------------------------------------------------------
-    def fits(self, req: GpuRequest, idx: np.ndarray) -> np.ndarray:
-        """Per node of ``idx``: can its GPUs hold the request now?"""
+    def fits(self, req: GpuRequest, idx: np.ndarray, extra_whole: np.ndarray | None = None) -> np.ndarray:
+        """Per node of ``idx``: can its GPUs hold the request now? ``extra_whole``: whole GPUs the rows of
+        a hypothetical view hold beyond the real ones (replicas a ladder stacks on a node)."""
         ok = self.valid[idx] & self.type_mask(req)[idx]
         family = self.family[idx] == req.family
         if req.family == VGPU:
             return family & self._vgpu_fits(req, idx, ok)
         if req.whole:
-            idle = ok & (self.sharers[idx] == 0)
-            return family & (idle.sum(axis=1) >= req.whole)
+            idle = (ok & (self.sharers[idx] == 0)).sum(axis=1)
+            if extra_whole is not None:
+                idle = idle - extra_whole
+            return family & (idle >= req.whole)
         room = self.capacity[idx] - self.used[idx]
         return family & (ok & (room >= req.share)).any(axis=1)
 

@@ -21,7 +21,7 @@ from pumice.scheduler.framework.plugin import Plugin
 from pumice.scheduler.framework.points import PREDICATE
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.view import NodeView
-from pumice.scheduler.gpus import FAMILY_NAMES, GPUSHARE, MILLI, VGPU, GpuRequest
+from pumice.scheduler.gpus import FAMILY_NAMES, GPUSHARE, MILLI, NVIDIA_GPU, VGPU, GpuRequest
 from pumice.scheduler.model import TaskInfo
 
 POLICIES = ("binpack", "spread", "")
@@ -45,6 +45,7 @@ class DeviceSharePlugin(Plugin):
 
     def on_session_open(self, ssn: Session) -> None:
         self.ssn = ssn
+        self.gpu_row = ssn.space.index.get(NVIDIA_GPU, -1)
         gpus = ssn.nodes.gpus
         if not gpus.any:
             return
@@ -68,12 +69,23 @@ class DeviceSharePlugin(Plugin):
         req = task.gpu
         if req is None or not self.handles(req):
             return []
-        fits = self.ssn.nodes.gpus.fits(req, view.idx)
+        nodes = self.ssn.nodes
+        extra = None
+        if self._whole_gpus(req):
+            # rows of a ladder hold replicas the slots do not: each took whole GPUs of its node
+            extra = (view.used[self.gpu_row] - nodes.used[self.gpu_row, view.idx]) / 1000.0
+        fits = nodes.gpus.fits(req, view.idx, extra)
         return [(f"{FAMILY_NAMES.get(req.family, 'GPU')}: no GPU of the node can hold the request", fits)]
 
+    def _whole_gpus(self, req: GpuRequest) -> bool:
+        """Whole ``nvidia.com/gpu`` GPUs: a node's answer follows from its row (idle GPUs minus the
+        whole GPUs a hypothetical row adds), so replicas may share a ladder."""
+        return req.family == MILLI and req.whole > 0 and self.gpu_row >= 0 and not req.use and not req.nouse
+
     def replica_safe(self, task: TaskInfo) -> bool:
-        # the answer depends on single GPUs, which the hypothetical rows of a ladder do not show
-        return task.gpu is None or not self.handles(task.gpu)
+        # a share depends on single GPUs, which the hypothetical rows of a ladder do not show
+        req = task.gpu
+        return req is None or not self.handles(req) or self._whole_gpus(req)
 
     # --- events ----------------------------------------------------------------------------------
     def on_allocate(self, task: TaskInfo) -> None:
