@@ -272,11 +272,14 @@ class GpuSlots:
         return card
 
     def _vgpu_fits(self, req: GpuRequest, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
-        """Each container on its own (Volcano places containers one after the other: a pod of several
-        vGPU containers is checked exactly when it is placed, see :meth:`add`)."""
+        """Each container on its own, columnar; a pod of several vGPU containers is then walked container
+        after container on the nodes that passed (Volcano's tentative allocation)."""
         out = np.ones(len(idx), dtype=bool)
         for ask in req.vgpu:
             out &= self._vgpu_cards(ask, idx, ok).sum(axis=1) >= ask.nums
+        if len(req.vgpu) > 1:  # containers share the cards: the exact walk on the nodes left
+            for i in np.flatnonzero(out).tolist():
+                out[i] = self._choose_vgpu(req, int(idx[i]), ok[i]) is not None
         return out
 
     # --- placement -----------------------------------------------------------------------------

@@ -137,3 +137,30 @@ def test_never_more_than_1000_milli_on_one_gpu(gpus: list[int], asks: list[tuple
             assert 0 <= g < gpus[int(node_name[1:])]
             held[(node_name, g)] += amount if kind == "milli" else 1000
     assert all(v <= 1000 for v in held.values()), dict(held)
+
+
+def vgpu_node(name: str, cards: list[tuple[int, int]]) -> dict[str, Any]:
+    """A vGPU node: cards of (split count, memory MiB), registered as Volcano's vGPU device plugin does."""
+    register = "".join(f"GPU-{name}-{i},{n},{mem},NVIDIA-A100,true,hami-core:" for i, (n, mem) in enumerate(cards))
+    obj = node(name, capacity=True)
+    for part in ("allocatable", "capacity"):
+        obj["status"][part].update({"volcano.sh/vgpu-number": str(sum(n for n, _ in cards)),
+                                    "volcano.sh/vgpu-memory": str(sum(m for _, m in cards)),
+                                    "volcano.sh/vgpu-cores": str(100 * len(cards))})
+    obj["metadata"]["annotations"] = {"volcano.sh/node-vgpu-register": register}
+    return obj
+
+
+def test_vgpu_containers_share_the_cards() -> None:
+    vgpu = {"name": "deviceshare", "arguments": {"deviceshare.VGPUEnable": True}}
+    half = {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "6000"}
+    containers = [{"name": f"c{i}", "image": "busybox", "resources": {"limits": dict(half), "requests": dict(half)}}
+                  for i in range(3)]
+    # two cards of 10000 MiB: two containers of 6000 fit, three do not (each card holds one)
+    objects = [vgpu_node("v", [(10, 10000), (10, 10000)]), queue("default"), *groups("p"),
+               pod("p", group="p", containers=containers)]
+    assert decide(objects, vgpu).binds == {}
+    objects[-1] = pod("p", group="p", containers=containers[:2])
+    out = decide(objects, vgpu)
+    assert out.binds == {"default/p": "v"}
+    assert out.pod_annotations["default/p"]["volcano.sh/vgpu-ids-new"].count("GPU-v-") == 2

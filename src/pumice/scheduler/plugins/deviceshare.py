@@ -39,6 +39,8 @@ class DeviceSharePlugin(Plugin):
         if self.policy not in POLICIES:
             arguments.warn("deviceshare.SchedulePolicy", f"{self.policy!r} is not binpack or spread; using none")
             self.policy = ""
+        if arguments.get_int("deviceshare.ScheduleWeight", 0) > 0:
+            arguments.warn("deviceshare.ScheduleWeight", "the device score is not implemented in pumice; ignored")
         if self.sharing and self.number:
             arguments.warn("deviceshare.GPUNumberEnable",
                            "GPUSharingEnable and GPUNumberEnable are mutually exclusive in Volcano; both are on")
