@@ -95,7 +95,8 @@ class GpuSlots:
         return self.width > 0
 
     def free(self, idx: np.ndarray) -> np.ndarray:
-        return np.where(self.valid[idx], self.capacity[idx] - self.used[idx], 0.0)
+        out: np.ndarray = np.where(self.valid[idx], self.capacity[idx] - self.used[idx], 0.0)
+        return out
 
     def type_mask(self, req: GpuRequest) -> np.ndarray:
         """Slots whose model the request's ``use-gputype`` / ``nouse-gputype`` allow (all nodes)."""
@@ -118,15 +119,18 @@ class GpuSlots:
         a hypothetical view hold beyond the real ones (replicas a ladder stacks on a node)."""
         ok = self.valid[idx] & self.type_mask(req)[idx]
         family = self.family[idx] == req.family
+        out: np.ndarray
         if req.family == VGPU:
-            return family & self._vgpu_fits(req, idx, ok)
-        if req.whole:
+            out = family & self._vgpu_fits(req, idx, ok)
+        elif req.whole:
             idle = (ok & (self.sharers[idx] == 0)).sum(axis=1)
             if extra_whole is not None:
                 idle = idle - extra_whole
-            return family & (idle >= req.whole)
-        room = self.capacity[idx] - self.used[idx]
-        return family & (ok & (room >= req.share)).any(axis=1)
+            out = family & (idle >= req.whole)
+        else:
+            room = self.capacity[idx] - self.used[idx]
+            out = family & (ok & (room >= req.share)).any(axis=1)
+        return out
 
     def _vgpu_cards(self, ask: VgpuAsk, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
         cap = self.capacity[idx]
@@ -138,7 +142,8 @@ class GpuSlots:
             card &= self.sharers[idx] == 0
         if ask.cores == 0:
             card &= cores < 100
-        return card
+        out: np.ndarray = card
+        return out
 
     def _vgpu_fits(self, req: GpuRequest, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
         """Each container on its own, columnar; a pod of several vGPU containers is then walked container

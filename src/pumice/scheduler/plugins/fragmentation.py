@@ -61,6 +61,7 @@ class FragmentationPlugin(Plugin):
         self.mix = self.shapes()
         self.before = np.full(len(ssn.nodes), np.nan)
         self.cursor = len(ssn.nodes.changes)
+        self.deltas: dict[tuple[tuple[float, int] | None, float], np.ndarray] = {}
         ssn.add(BATCH_NODE_ORDER, self.name, self.batch_score)
 
     def shapes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -77,26 +78,50 @@ class FragmentationPlugin(Plugin):
             return np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0)
         share = np.array([k[0] for k, _ in top])
         whole = np.array([k[1] for k, _ in top], dtype=float)
-        n = np.array([v[0] for _, v in top])
-        cpu = np.array([v[1] for _, v in top]) / np.maximum(n, 1.0)
-        return share, whole, cpu, n / n.sum()
+        count = np.array([v[0] for _, v in top])
+        cpu = np.array([v[1] for _, v in top]) / np.maximum(count, 1.0)
+        return share, whole, cpu, count / count.sum()
 
     def batch_score(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         nodes = self.ssn.nodes
-        gpus = nodes.gpus
         share, whole, cpu, weight = self.mix
         req = task.gpu if task.gpu is not None and task.gpu.family == MILLI else None
         if req is not None and not len(weight):  # nothing known yet: the pod itself is the mix
-            share, whole = np.array([req.share]), np.array([float(req.whole)])
-            cpu, weight = np.array([float(task.resreq[self.cpu_row])]), np.ones(1)
-            self.mix = (share, whole, cpu, weight)
+            self.mix = (np.array([req.share]), np.array([float(req.whole)]),
+                        np.array([float(task.resreq[self.cpu_row])]), np.ones(1))
             self.before[:] = np.nan
-        if not len(weight):
+            self.deltas.clear()
+        if not len(self.mix[3]):
             return None
         if self.cursor != len(nodes.changes):
-            self.before[nodes.changed_since(self.cursor)] = np.nan
+            dirty = nodes.changed_since(self.cursor)
+            self.before[dirty] = np.nan
+            for rises in self.deltas.values():
+                rises[dirty] = np.nan
             self.cursor = len(nodes.changes)
-        mine = (gpus.valid[idx] & (gpus.family[idx] == MILLI)[:, None])
+        # a node's rise depends on its own state and the pod's request only: kept per request, per node
+        key = (req.kind if req is not None else None, float(task.resreq[self.cpu_row]))
+        kept = self.deltas.get(key)
+        if kept is None:
+            kept = self.deltas[key] = np.full(len(nodes), np.nan)
+        delta = kept[idx]
+        stale = np.isnan(delta)
+        if stale.any():
+            sidx = idx[stale]
+            delta[stale] = self._rise(req, float(task.resreq[self.cpu_row]), sidx)
+            kept[sidx] = delta[stale]
+        lo, hi = float(delta.min()), float(delta.max())
+        if hi - lo < 1e-9:
+            return np.zeros(len(idx))
+        out: np.ndarray = (hi - delta) / (hi - lo) * MAX_NODE_SCORE * self.weight
+        return out
+
+    def _rise(self, req: GpuRequest | None, cpu_req: float, idx: np.ndarray) -> np.ndarray:
+        """How much placing the request raises the expected fragment of each node of ``idx``."""
+        nodes = self.ssn.nodes
+        gpus = nodes.gpus
+        share, whole, cpu, weight = self.mix
+        mine = gpus.valid[idx] & (gpus.family[idx] == MILLI)[:, None]
         free = np.where(mine, gpus.capacity[idx] - gpus.used[idx], 0.0)
         cap = np.where(mine, gpus.capacity[idx], 0.0)
         cpu_free = nodes.allocatable[self.cpu_row, idx] - nodes.used[self.cpu_row, idx]
@@ -106,14 +131,9 @@ class FragmentationPlugin(Plugin):
             before[stale] = expected_fragment(free[stale], cap[stale], cpu_free[stale], share, whole, cpu, weight)
             self.before[idx[stale]] = before[stale]
         after_free = place(free, cap, req) if req is not None else free
-        after = expected_fragment(after_free, cap, cpu_free - float(task.resreq[self.cpu_row]), share, whole, cpu,
-                                  weight)
-        delta = after - before
-        lo, hi = float(delta.min()), float(delta.max())
-        if hi - lo < 1e-9:
-            return np.zeros(len(idx))
-        out: np.ndarray = (hi - delta) / (hi - lo) * MAX_NODE_SCORE * self.weight
-        return out
+        after = expected_fragment(after_free, cap, cpu_free - cpu_req, share, whole, cpu, weight)
+        rise: np.ndarray = after - before
+        return rise
 
 
 def place(free: np.ndarray, cap: np.ndarray, req: GpuRequest) -> np.ndarray:
