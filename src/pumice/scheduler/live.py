@@ -23,8 +23,8 @@ from pumice.scheduler.snapshot import (
     make_task,
     may_wait,
     place_task,
-    quotas_by_namespace,
     pod_resource_names,
+    quotas_by_namespace,
     task_status,
 )
 

@@ -30,8 +30,8 @@ def single_pod_jobs(q: str, n: int, *, running_on: str | None = None) -> list[di
 
 
 def contention(cpus: int, wa: int, wb: int, jobs: int) -> list[dict[str, Any]]:
-    return [node("n", cpu=str(cpus), memory="64Gi"), hqueue("qa", "root/a", f"1/{wa}"), hqueue("qb", "root/b", f"1/{wb}"),
-            *single_pod_jobs("qa", jobs), *single_pod_jobs("qb", jobs)]
+    return [node("n", cpu=str(cpus), memory="64Gi"), hqueue("qa", "root/a", f"1/{wa}"),
+            hqueue("qb", "root/b", f"1/{wb}"), *single_pod_jobs("qa", jobs), *single_pod_jobs("qb", jobs)]
 
 
 def bound_per_queue(objects: list[dict[str, Any]], *plugins: Any) -> dict[str, int]:

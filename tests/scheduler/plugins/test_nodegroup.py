@@ -151,9 +151,11 @@ def clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, set[str]]
 
 @settings(max_examples=60, deadline=None)
 @given(clusters())
-def test_required_affinity_is_never_violated(cluster: tuple[list[dict[str, Any]], dict[str, set[str]], dict[str, Any]]) -> None:
+def test_required_affinity_is_never_violated(
+        cluster: tuple[list[dict[str, Any]], dict[str, set[str]], dict[str, Any]]) -> None:
     objects, members, affinities = cluster
-    outcome = run_session(objects, load_conf(conf_text("gang", "nodegroup", "predicates", actions="enqueue, allocate, backfill")))
+    conf = conf_text("gang", "nodegroup", "predicates", actions="enqueue, allocate, backfill")
+    outcome = run_session(objects, load_conf(conf))
     for key, node_name in outcome.binds.items():
         q = key.split("/")[1].split("-")[0]
         pos, neg = affinities[q]["nodeGroupAffinity"], affinities[q]["nodeGroupAntiAffinity"]

@@ -21,7 +21,8 @@ GPU_MOST = {"resourceStrategyFitWeight": 10,
 
 def gpu_cluster(*extra: dict[str, Any]) -> list[dict[str, Any]]:
     """``busy`` runs a pod holding 2 of its 4 GPUs and 2 of 8 CPUs; ``idle`` runs nothing."""
-    return [node("busy", cpu="8", memory="16Gi", gpus=4), node("idle", cpu="8", memory="16Gi", gpus=4), queue("default"),
+    return [node("busy", cpu="8", memory="16Gi", gpus=4), node("idle", cpu="8", memory="16Gi", gpus=4),
+            queue("default"),
             podgroup("run", queue="default", phase="Running"),
             pod("run-0", group="run", cpu="2", gpus=2, node="busy", phase="Running"),
             podgroup("j", queue="default"), *extra]
@@ -35,7 +36,8 @@ def test_gpu_most_allocated_outweighs_cpu_least_allocated() -> None:
     ssn = session(gpu_cluster(pod("p", group="j", cpu="1", gpus=1)), rsf(GPU_MOST))
     # busy: gpu 3/4 x 2 + cpu (8-3)/8 x 1 = 2.125; idle: 1/4 x 2 + 7/8 = 1.375; / 3 x 100 x 10
     assert ssn.placer.node_scores(task(ssn, "p")).tolist() == pytest.approx([2.125 / 3 * 1000, 1.375 / 3 * 1000])
-    outcome = run_session(gpu_cluster(pod("p", group="j", cpu="1", gpus=1)), load_conf(conf_text("gang", rsf(GPU_MOST))))
+    conf = load_conf(conf_text("gang", rsf(GPU_MOST)))
+    outcome = run_session(gpu_cluster(pod("p", group="j", cpu="1", gpus=1)), conf)
     assert outcome.binds == {"default/p": "busy"}
 
 
@@ -84,7 +86,8 @@ PROPORTIONAL = {"proportional": {"enable": True, "resources": GPU,
 
 def test_proportional_keeps_cpu_and_memory_for_each_idle_gpu() -> None:
     # 4 idle GPUs keep 8 CPUs and 16 GB: a cpu-only pod of 1 CPU does not fit an 8-CPU GPU node
-    objects = [node("gpu", cpu="8", memory="64Gi", gpus=4), node("big", cpu="12", memory="64Gi", gpus=2), queue("default"),
+    objects = [node("gpu", cpu="8", memory="64Gi", gpus=4), node("big", cpu="12", memory="64Gi", gpus=2),
+               queue("default"),
                podgroup("j", queue="default"), pod("p", group="j", cpu="1", memory="1Gi"),
                podgroup("g", queue="default"), pod("g-0", group="g", cpu="1", gpus=1)]
     outcome = run_session(objects, load_conf(conf_text("gang", rsf(PROPORTIONAL), "predicates")))

@@ -56,7 +56,8 @@ class NodeGroups:
     def mask(self, groups: set[str]) -> np.ndarray:
         """Nodes whose group is one of ``groups``."""
         hit = np.array([n in groups for n in self.names] + [False], dtype=bool)
-        return hit[self.code]  # code -1 reads the trailing False
+        out: np.ndarray = hit[self.code]  # code -1 reads the trailing False
+        return out
 
 
 def _node_groups(nodes: NodeTable) -> NodeGroups:
@@ -180,7 +181,8 @@ class NodeGroupPlugin(Plugin):
         ssn.add_event_handler(self.on_allocate, self.on_deallocate)
 
     @staticmethod
-    def _inherited(name: str, own: dict[str, GroupAffinity | None], queues: dict[str, QueueInfo]) -> GroupAffinity | None:
+    def _inherited(name: str, own: dict[str, GroupAffinity | None],
+                   queues: dict[str, QueueInfo]) -> GroupAffinity | None:
         """The queue's affinity, else its nearest ancestor's (a missing parent or a cycle ends the walk)."""
         seen = {name}
         current = name
