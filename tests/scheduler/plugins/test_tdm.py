@@ -142,3 +142,23 @@ def test_pods_without_a_revocable_zone_never_land_on_revocable_nodes(hour: int, 
     for key, n in outcome.binds.items():
         if n == "rev":
             assert zoned[int(key.split("/p")[1])] and open_, (key, hour, minute)
+
+
+def test_the_same_cluster_state_follows_the_clock_from_session_to_session() -> None:
+    state = build_cluster_state(cluster(podgroup("r", queue="default"), revocable_pod("r-0", "r")))
+    conf = load_conf(conf_text("gang", TDM))
+    night = open_session(state, conf, at(22))
+    assert night.placer.best_node(task(night, "r-0")).node == 1  # type: ignore[union-attr]
+    noon = open_session(state, conf, at(12))
+    assert noon.placer.best_node(task(noon, "r-0")).node == 0  # type: ignore[union-attr]
+
+
+def test_arguments_of_the_wrong_type_are_said(caplog: Any) -> None:
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="pumice.scheduler"):
+        ssn = session(cluster(podgroup("r", queue="default"), revocable_pod("r-0", "r")),
+                      {"name": "tdm", "arguments": {"tdm.revocable-zone.rz1": 5, "tdm.evict.period": "soon"}}, now=at(12))
+    assert passes(ssn, task(ssn, "r-0")) == [False, True]
+    assert "tdm.revocable-zone.rz1: expected a string" in caplog.text
+    assert "tdm.evict.period: 'soon' is not a duration" in caplog.text
