@@ -197,7 +197,8 @@ class NodeGroupPlugin(Plugin):
     def placement_inputs(self) -> object:
         """What the static masks and scores read besides shapes and labels: every queue's affinity."""
         return (self.strict, self.preferred_order,
-                tuple(sorted((n, a.affinity, a.limits_error, tuple(sorted(a.limits))) for n, a in self.attrs.items())))
+                tuple(sorted((n, a.affinity, a.limits_error, tuple(sorted(a.limits)))
+                             for n, a in self.attrs.items())))
 
     # --- bookkeeping for the limits ------------------------------------------------------------
     def _add(self, attr: QueueAttr, task: TaskInfo, sign: float) -> None:
