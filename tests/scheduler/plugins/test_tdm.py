@@ -157,8 +157,8 @@ def test_arguments_of_the_wrong_type_are_said(caplog: Any) -> None:
     import logging
 
     with caplog.at_level(logging.WARNING, logger="pumice.scheduler"):
-        ssn = session(cluster(podgroup("r", queue="default"), revocable_pod("r-0", "r")),
-                      {"name": "tdm", "arguments": {"tdm.revocable-zone.rz1": 5, "tdm.evict.period": "soon"}}, now=at(12))
+        bad = {"name": "tdm", "arguments": {"tdm.revocable-zone.rz1": 5, "tdm.evict.period": "soon"}}
+        ssn = session(cluster(podgroup("r", queue="default"), revocable_pod("r-0", "r")), bad, now=at(12))
     assert passes(ssn, task(ssn, "r-0")) == [False, True]
     assert "tdm.revocable-zone.rz1: expected a string" in caplog.text
     assert "tdm.evict.period: 'soon' is not a duration" in caplog.text
