@@ -84,7 +84,7 @@ class FragmentationPlugin(Plugin):
 
     def batch_score(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         nodes = self.ssn.nodes
-        share, whole, cpu, weight = self.mix
+        weight = self.mix[3]
         req = task.gpu if task.gpu is not None and task.gpu.family == MILLI else None
         if req is not None and not len(weight):  # nothing known yet: the pod itself is the mix
             self.mix = (np.array([req.share]), np.array([float(req.whole)]),
