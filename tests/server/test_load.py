@@ -1,4 +1,5 @@
-"""A short, bounded run of benchmarks/load_server.py: 20 concurrent clients, bounded by count (600 requests) rather than by time, reads, writes, watches, no errors."""
+"""A bounded run of benchmarks/load_server.py: 20 clients and 5 watchers, 600 requests (a count, not a time),
+reads, writes, watches, no errors."""
 
 from __future__ import annotations
 
