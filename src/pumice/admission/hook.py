@@ -1,36 +1,75 @@
-"""``Admission``: Volcano's mutating and validating webhooks as one store admission hook.
+"""``Admission``: what a write goes through before it is stored, as on a real Volcano cluster, in one store hook.
 
-The store calls the hook inside its lock on every write; the hook reads the same store (queues,
-PodGroups, pods) to check cross-object rules, so it is built first and attached once the store exists::
+In kube-apiserver's order:
+
+1. **decoding**: a built-in kind's body must decode into its type, a custom kind's is pruned and defaulted by
+   its CRD schema (``pumice.api.validation``), else ``400``;
+2. **the namespace** must exist and not be terminating (``NamespaceLifecycle``; with ``namespaces=True``);
+3. **Volcano's mutating webhooks**: defaults of Jobs and Queues (a body they cannot read is refused ``400`` by
+   the webhook, as on a cluster);
+4. **validation**: the kind's Kubernetes rules, or for Volcano's kinds the schema ``pumice crds`` installs,
+   ``422 Invalid`` naming every bad field;
+5. **Volcano's validating webhooks**: jobs, PodGroups, (hierarchical) queues; a refusal is a ``Denied``
+   (``400``, ``admission webhook "validatejob.volcano.sh" denied the request: ...``), as a cluster answers it.
+
+The store calls the hook inside its lock; the hook reads the same store (namespaces, queues, PodGroups, pods)
+for cross-object rules, so it is built first and attached once the store exists::
 
     admission = Admission()
     store = MemoryStore(admission=admission)
     admission.attach(store)
 
-Only main-resource writes are vetted: status writes (``.../status``) and bindings pass untouched,
+Status writes are validated only for nodes (their capacity is what the scheduler counts), bindings not at all,
 as with Volcano's webhooks, which do not intercept subresources.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from pumice.api.resources import JOBS, PODGROUPS, QUEUES
-from pumice.store import MemoryStore, Store
+from pumice.api.validation import KindRef, Refusal, Validator
+from pumice.store import Denied, Forbidden, Invalid, MemoryStore, NotFound, Store, error_from_status
 
-from .defaulting import DEFAULTED, default_object
+from .defaulting import default_object
 from .fastpath import fill_podgroup_defaults, plain_podgroup
 from .jobs import validate_job, validate_job_update
 from .podgroups import validate_podgroup
 from .queues import validate_queue, validate_queue_delete
 
-__all__ = ["Admission", "admitted_memory_store"]
+__all__ = [
+    "MUTATING_WEBHOOKS",
+    "VALIDATED_STATUS",
+    "VALIDATING_WEBHOOKS",
+    "Admission",
+    "admitted_memory_store",
+    "shared_validator",
+]
 
 Obj = dict[str, Any]
+#: The names of Volcano's webhooks (as its configurations name them): what a refusal quotes.
+MUTATING_WEBHOOKS = {JOBS: "mutatejob.volcano.sh", QUEUES: "mutatequeue.volcano.sh",
+                     PODGROUPS: "mutatepodgroup.volcano.sh"}
+VALIDATING_WEBHOOKS = {JOBS: "validatejob.volcano.sh", QUEUES: "validatequeue.volcano.sh",
+                       PODGROUPS: "validatepodgroup.volcano.sh"}
+NAMESPACES = "namespaces"
+#: The resources whose status writes are validated: nodes (their capacity is what the scheduler counts).
+VALIDATED_STATUS = frozenset({"nodes"})
+
+
+@cache
+def shared_validator() -> Validator:
+    """One ``Validator`` for every hook (its tables are read once)."""
+    return Validator()
 
 
 class Admission:
-    """Callable as ``admission(operation, resource, new, old)``, per ``pumice.store.Admission``."""
+    """Callable as ``admission(operation, resource, new, old)``, per ``pumice.store.Admission``.
+
+    ``namespaces``: refuse objects in a namespace that does not exist (404) or is being deleted (403), as
+    kube-apiserver does; off for the simulator and dry runs, whose objects name namespaces nobody created.
+    """
 
     #: What it changes in ``new`` in place (a PodGroup's default queue) is plain JSON: see ``pumice.store.Admission``
     plain_results = True
@@ -38,8 +77,11 @@ class Admission:
     resources: frozenset[str] | None = None
     deletes: frozenset[str] | None = None
 
-    def __init__(self, store: Store | None = None) -> None:
+    def __init__(self, store: Store | None = None, *, validator: Validator | None = None,
+                 namespaces: bool = False) -> None:
         self._store = store
+        self.validator = validator if validator is not None else shared_validator()
+        self.namespaces = namespaces
 
     def attach(self, store: Store) -> None:
         """Give the hook the store it guards (and reads)."""
@@ -51,29 +93,95 @@ class Admission:
             raise RuntimeError("Admission is not attached to a store: call attach(store) first")
         return self._store
 
+    def _kind(self, resource: str) -> KindRef | None:
+        registry = getattr(self._store, "resources", None)
+        info = None if registry is None else registry.get(resource)
+        if info is None:
+            return None
+        return KindRef(info.api_version, info.kind, info.namespaced)
+
     def __call__(self, operation: str, resource: str, new: Obj | None, old: Obj | None) -> Obj | None:
-        if resource not in (JOBS, PODGROUPS, QUEUES):
-            return None  # pods, nodes, subresources...: nothing to default or check
         if operation == "DELETE":
             if resource == QUEUES and old is not None:
-                validate_queue_delete(self.store, old)
+                self._webhook(VALIDATING_WEBHOOKS[QUEUES], validate_queue_delete, self.store, old)
             return None
-        assert new is not None
-        if operation == "CREATE" and resource == PODGROUPS and plain_podgroup(new):
-            fill_podgroup_defaults(new)  # ``new`` is the store's to hand over: no copy needed
-        elif operation == "CREATE" and resource in DEFAULTED:
-            new = default_object(new)
+        if new is None:
+            return None
+        base, _, sub = resource.partition("/")
+        if sub and (sub != "status" or base not in VALIDATED_STATUS):
+            return None  # bindings, the controllers' and kubelets' status writes: nothing to check
+        ref = self._kind(base)
+        if ref is not None:
+            new = self._decode(ref, new, old)
+        if operation == "CREATE" and self.namespaces and ref is not None and ref.namespaced:
+            self._check_namespace(base, new)
+        if not sub and base in (JOBS, PODGROUPS, QUEUES):
+            new = self._mutate(operation, base, new)
+        if ref is not None:
+            try:
+                self.validator.validate(ref, new, old, skip_status=operation == "CREATE" and sub == ""
+                                        and base != "nodes")
+            except Refusal as refusal:
+                raise error_from_status(refusal.status) from None
+        if not sub and base in (JOBS, PODGROUPS, QUEUES):
+            self._validate(base, new, old)
+        return new
+
+    def _decode(self, ref: KindRef, new: Obj, old: Obj | None) -> Obj:
+        try:
+            return self.validator.prepare(ref, new, create=old is None)
+        except Refusal as refusal:
+            raise error_from_status(refusal.status) from None
+
+    def _check_namespace(self, resource: str, obj: Obj) -> None:
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        try:
+            ns = self.store.get(NAMESPACES, None, namespace, copy=False)
+        except NotFound:
+            raise NotFound(f'namespaces "{namespace}" not found') from None
+        if (ns.get("metadata") or {}).get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == \
+                "Terminating":
+            plural = resource.partition(".")[0]
+            raise Forbidden(f'{plural} "{meta.get("name") or ""}" is forbidden: unable to create new content in '
+                            f"namespace {namespace} because it is being terminated")
+
+    @staticmethod
+    def _webhook(name: str, rule: Any, *args: Any) -> None:
+        """Run one of Volcano's rules as its webhook: a refusal is that webhook's ``Denied``."""
+        try:
+            rule(*args)
+        except Denied:
+            raise
+        except Invalid as err:
+            raise Denied(name, err.message) from None
+
+    def _mutate(self, operation: str, resource: str, new: Obj) -> Obj:
+        """Volcano's defaults: on create; and a Job's on update too, so that a manifest applied again unchanged is
+        no change (Volcano's own webhook defaults only creates: its issue #2238)."""
+        if resource == PODGROUPS:  # no mutating webhook in Volcano's chart: the schema's defaults (queue) apply
+            if operation == "CREATE" and plain_podgroup(new):
+                fill_podgroup_defaults(new)  # ``new`` is the store's to hand over: no copy needed
+            return new
+        if operation == "CREATE" or resource == JOBS:
+            try:
+                return default_object(new)
+            except Invalid as err:
+                raise Denied(MUTATING_WEBHOOKS[resource], err.message) from None
+        return new
+
+    def _validate(self, resource: str, new: Obj, old: Obj | None) -> None:
+        name = VALIDATING_WEBHOOKS[resource]
         if resource == JOBS:
             if old is None:
-                validate_job(self.store, new)
+                self._webhook(name, validate_job, self.store, new)
             else:
-                validate_job_update(new, old)
+                self._webhook(name, validate_job_update, new, old)
         elif resource == PODGROUPS:
             if old is None:
-                validate_podgroup(self.store, new)
+                self._webhook(name, validate_podgroup, self.store, new)
         else:
-            validate_queue(self.store, new, old)
-        return new
+            self._webhook(name, validate_queue, self.store, new, old)
 
 
 def admitted_memory_store(**kwargs: Any) -> MemoryStore:

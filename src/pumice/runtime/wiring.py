@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pumice.admission import Admission
-from pumice.api.resources import JOBS, PODGROUPS, QUEUES
+from pumice.admission.hook import VALIDATED_STATUS
+from pumice.api.resources import QUEUES
 from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
 
 __all__ = [
@@ -34,13 +35,14 @@ def load_admission() -> Admission:
 
 
 def admitted_resources() -> frozenset[str]:
-    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups and Queues (see ``pumice.admission``).
+    """What admission vets: every main-resource write (Kubernetes' validation, Volcano's webhooks for Jobs,
+    PodGroups and Queues) and nodes' status writes (see ``pumice.admission``).
 
-    Declared to the store as the hook's ``resources``, so that every other write (pods, nodes, every status
-    write and binding) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
+    Declared to the store as the hook's ``resources``, so that every other write (the kubelets' and controllers'
+    status writes, bindings) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
     the hook indeed leaves those writes alone.
     """
-    return frozenset({JOBS, PODGROUPS, QUEUES})
+    return frozenset({info.name for info in DEFAULT_RESOURCES}) | {f"{r}/status" for r in VALIDATED_STATUS}
 
 
 def admitted_deletes() -> frozenset[str]:

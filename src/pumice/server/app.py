@@ -45,6 +45,7 @@ from .paging import ListPager
 from .patch import apply_strategic_merge_patch
 from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
 from .resources import ApiResource, ResourceIndex
+from .strategy import prepare_for_create
 from .tables import partial_metadata, table_for, wants_metadata, wants_table
 from .watch import error_event, stream_events
 
@@ -315,7 +316,11 @@ class _Api:
 
     # writes
 
-    async def _write(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    async def _write(self, fn: Callable[..., Any], *args: Any, dry_run: bool = False, **kwargs: Any) -> Any:
+        """Run a store write in a worker thread; a dry run (``?dryRun=All``) goes through admission and
+        validation in a batch that is rolled back, so nothing is stored and no watch sees it."""
+        if dry_run:
+            return await run_in_threadpool(_dry_run, self.store, fn, *args, **kwargs)
         result = await run_in_threadpool(fn, *args, **kwargs)
         if self.on_change is not None:
             self.on_change()
@@ -340,9 +345,10 @@ class _Api:
         except (ValueError, yaml.YAMLError) as exc:
             raise BadRequest(f"the request body is not valid JSON: {exc}") from None
 
-    def _check_dry_run(self, request: Request) -> None:
-        if request.query_params.get("dryRun"):
-            raise BadRequest("dryRun is not supported by this server")
+    def _dry_run(self, request: Request) -> bool:
+        """Whether the request is a dry run (``dryRun=All``; any other value is refused, as kube-apiserver does)."""
+        values = request.query_params.getlist("dryRun")
+        return _dry_run_values(values)
 
     def _fit_namespace(self, target: _Target, obj: dict[str, Any]) -> None:
         meta = obj.setdefault("metadata", {})
@@ -360,17 +366,18 @@ class _Api:
     async def _create(self, request: Request, target: _Target) -> Response:
         if target.resource.namespaced and target.namespace is None:
             return _method_not_allowed("POST")
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         body = await self._body(request)
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         self._fit_namespace(target, body)
+        prepare_for_create(target.resource, body)
         record_update(None, body, self._manager(request), rfc3339(self.now()), builtin=target.resource.strategic)
-        created = await self._write(self.store.create, target.resource.store_name, body)
+        created = await self._write(self.store.create, target.resource.store_name, body, dry_run=dry)
         return _Json(created, status_code=201)
 
     async def _update(self, request: Request, target: _Target) -> Response:
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         body = await self._body(request)
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
@@ -389,19 +396,19 @@ class _Api:
             record_update(current, body, manager, now, builtin=r.strategic, subresource=target.sub)
             return self.store.update(r.store_name, body, subresource=target.sub)
 
-        updated = await self._write(update)
+        updated = await self._write(update, dry_run=dry)
         return _Json(updated)
 
     async def _patch(self, request: Request, target: _Target) -> Response:
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         ctype = (request.headers.get("content-type") or "").split(";")[0].strip()
         r = target.resource
         if ctype == _STRATEGIC and r.strategic:
             body = await self._body(request)
-            result = await self._write(self._strategic, target, body, self._manager(request))
+            result = await self._write(self._strategic, target, body, self._manager(request), dry_run=dry)
             return _Json(result)
         if ctype == _APPLY and target.sub is None:
-            return await self._apply(request, target)
+            return await self._apply(request, target, dry)
         if ctype not in (_MERGE, _JSON_PATCH):
             accepted = [_JSON_PATCH, _MERGE] + ([_STRATEGIC] if r.strategic else [])
             return _status(415, "UnsupportedMediaType",
@@ -410,13 +417,13 @@ class _Api:
         body = await self._body(request)
         kind = "merge" if ctype == _MERGE else "json"
         patched = await self._write(self.store.patch, r.store_name, target.namespace, target.name, body,
-                                    patch_type=kind, subresource=target.sub)
+                                    patch_type=kind, subresource=target.sub, dry_run=dry)
         return _Json(patched)
 
     def _manager(self, request: Request) -> str:
         return manager_of(request.query_params.get("fieldManager"), request.headers.get("user-agent"))
 
-    async def _apply(self, request: Request, target: _Target) -> Response:
+    async def _apply(self, request: Request, target: _Target, dry: bool = False) -> Response:
         """Server-side apply (see ``managed``): 201 when it created the object."""
         q = request.query_params
         if not q.get("fieldManager"):
@@ -458,7 +465,7 @@ class _Api:
                     continue
             raise Conflict(f'{r.store_name} "{target.name}" keeps changing: server-side apply gave up')
 
-        result, created = await self._write(apply)
+        result, created = await self._write(apply, dry_run=dry)
         return _Json(result, status_code=201 if created else 200)
 
     def _strategic(self, target: _Target, patch: Any, manager: str = "unknown") -> dict[str, Any]:
@@ -484,7 +491,7 @@ class _Api:
         raise Conflict(f'{r.store_name} "{target.name}" keeps changing: strategic merge patch gave up')
 
     async def _delete(self, request: Request, target: _Target) -> Response:
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         raw = await request.body()
         rv = None
         uid = None
@@ -500,7 +507,8 @@ class _Api:
             if not isinstance(options, dict):
                 raise BadRequest("DeleteOptions must be an object")
             if options.get("dryRun"):
-                raise BadRequest("dryRun is not supported by this server")
+                given = options["dryRun"]
+                dry = _dry_run_values(given if isinstance(given, list) else [given]) or dry
             pre = options.get("preconditions") or {}
             rv = pre.get("resourceVersion")
             uid = pre.get("uid")
@@ -512,11 +520,11 @@ class _Api:
                 raise Conflict(f"Precondition failed: UID in precondition: {uid}, "
                                f"UID in object meta: {current['metadata'].get('uid')}")
         deleted = await self._write(self.store.delete, r.store_name, target.namespace, target.name,
-                                    resource_version=rv)
+                                    resource_version=rv, dry_run=dry)
         return _Json(deleted)
 
     async def _delete_collection(self, request: Request, target: _Target) -> Response:
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         q = request.query_params
         r = target.resource
         items, _ = self.store.list(r.store_name, target.namespace, label_selector=q.get("labelSelector") or None,
@@ -532,7 +540,7 @@ class _Api:
                     continue
             return out
 
-        deleted = await self._write(delete_all)
+        deleted = await self._write(delete_all, dry_run=dry)
         return _Json({"kind": f"{r.kind}List", "apiVersion": r.group_version,
                       "metadata": {"resourceVersion": self.store.resource_version}, "items": deleted})
 
@@ -549,6 +557,30 @@ class _Api:
         await self._write(self.store.bind, target.namespace, target.name, node)
         return _Json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
                      status_code=201)
+
+
+class _Undo(Exception):
+    """Not an error: how a dry run's batch is rolled back, carrying its result."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__("dry run")
+        self.result = result
+
+
+def _dry_run(store: Store, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` inside a store batch that is then rolled back: its answer, nothing stored."""
+    try:
+        with store.batch():  # type: ignore[attr-defined]
+            raise _Undo(fn(*args, **kwargs))
+    except _Undo as undo:
+        return undo.result
+
+
+def _dry_run_values(values: list[Any]) -> bool:
+    for value in values:
+        if value != "All":
+            raise BadRequest(f'unsupported dry run value "{value}"; only "All" is supported')
+    return bool(values)
 
 
 def _limit(raw: str | None) -> int | None:
