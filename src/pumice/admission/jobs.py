@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pumice.api.validation import validate_pod_template
 from pumice.store import Invalid
 
 from .lookup import Reader, children, get_queue
@@ -107,6 +108,9 @@ def _task_problems(task: Obj, index: int, seen: set[str]) -> list[str]:
     if task.get("maxRetry") is not None and int(task["maxRetry"]) < -1:
         problems.append(f"task {name!r}: maxRetry {task['maxRetry']} must be -1 (unlimited) or more")
     problems += _policy_problems(task.get("policies") or [], f"task {name!r}")
+    template = validate_pod_template(task.get("template"))
+    if template:  # Volcano's validateTaskTemplate: Kubernetes' own rules of a pod template
+        problems.append(f"spec.task[{index}]." + " ".join(f"{error}." for error in template))
     partition = task.get("partitionPolicy")
     if partition:
         total, size = int(partition.get("totalPartitions") or 0), int(partition.get("partitionSize") or 0)

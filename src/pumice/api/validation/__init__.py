@@ -26,7 +26,7 @@ from .decode import decode_problem
 from .errors import FieldError, Refusal, format_errors, invalid_status, qualified_kind, undecodable_status
 from .kubetypes import TypeTable, load_table
 from .meta import validate_meta, validate_meta_update
-from .pods import validate_pod_spec
+from .pods import validate_pod_spec, validate_pod_template
 from .structural import apply_structural_schema
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "format_errors",
     "invalid_refusal",
     "validate_pod_spec",
+    "validate_pod_template",
     "volcano_schema",
 ]
 

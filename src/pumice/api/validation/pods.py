@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import FieldError, duplicate, forbidden, invalid, not_found, not_supported, required
-from .meta import validate_labels
+from .meta import validate_annotations, validate_labels
 from .names import (
     is_config_map_key,
     is_dns1123_label,
@@ -27,6 +27,7 @@ __all__ = [
     "validate_label_selector",
     "validate_pod_spec",
     "validate_pod_spec_update",
+    "validate_pod_template",
     "validate_tolerations",
 ]
 
@@ -503,6 +504,16 @@ def validate_pod_spec(spec: Any, path: str = "spec", *, template: bool = False) 
     overhead = spec.get("overhead")
     if type(overhead) is dict:
         errors += validate_container_resources({"limits": overhead}, f"{path}.overhead")
+    return errors
+
+
+def validate_pod_template(template: Any, path: str = "template") -> list[FieldError]:
+    """``ValidatePodTemplateSpec``: a pod template's labels and annotations, and its spec."""
+    template = _dict(template)
+    meta = _dict(template.get("metadata"))
+    errors = validate_labels(meta.get("labels"), f"{path}.metadata.labels")
+    errors += validate_annotations(meta.get("annotations"), f"{path}.metadata.annotations")
+    errors += validate_pod_spec(template.get("spec"), f"{path}.spec", template=True)
     return errors
 
 
