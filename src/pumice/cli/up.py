@@ -26,6 +26,8 @@ from typing import Annotated, Any
 
 import typer
 
+from pumice.server.connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
+
 __all__ = ["DEFAULT_PORT", "ControlPlane", "default_data_dir", "down", "read_pid_file", "up"]
 
 #: The API server's default port (the usual kube-apiserver port).
@@ -110,8 +112,9 @@ class ControlPlane:
     """Store + cluster + API server in this process; ``start()`` returns once the server listens."""
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", limits: Any = None) -> None:
         self.data_dir = Path(data_dir)
+        self.limits = limits  # ``pumice.server.ConnectionLimits`` (None: the defaults)
         self.port = port
         self.time_scale = time_scale
         self.host = host
@@ -129,7 +132,7 @@ class ControlPlane:
 
     def start(self) -> ControlPlane:
         from pumice.clock import to_datetime
-        from pumice.runtime import Cluster, load_admission
+        from pumice.runtime import Cluster, default_namespaces, load_admission
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
         from pumice.store import SqliteStore
 
@@ -140,13 +143,14 @@ class ControlPlane:
         clock = _continued_clock(self.data_dir, self.time_scale)
         self._clock = clock
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
-                            admission=load_admission())
+                            admission=load_admission(namespaces=True))
         try:
             cluster = Cluster(store, clock)
+            default_namespaces(store)
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
             app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics)
-            server = ServerThread(app, host=self.host, port=self.port, tls=tls).start()
+            server = ServerThread(app, host=self.host, port=self.port, tls=tls, limits=self.limits).start()
         except BaseException:
             store.close()
             raise
@@ -220,14 +224,15 @@ def _healthy(url: str, ca: Path) -> bool:
         return False
 
 
-def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0) -> dict[str, Any]:
+def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0,
+                      extra: list[str] | None = None) -> dict[str, Any]:
     """Run ``pumice up`` detached (output in DIR/pumice.log); return its pid file once it serves."""
     data_dir.mkdir(parents=True, exist_ok=True)
     before = read_pid_file(data_dir)
     if before and _alive(before["pid"]):
         raise RuntimeError(f"pumice is already running from {data_dir} (pid {before['pid']})")
     cmd = [sys.executable, "-m", "pumice.cli.main", "up", "--data-dir", str(data_dir), "--port", str(port),
-           "--time-scale", str(time_scale)]
+           "--time-scale", str(time_scale), *(extra or [])]
     with open(data_dir / LOG_FILE, "ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -284,16 +289,33 @@ def up(
         list[Path] | None,
         typer.Option("--filename", "-f", help="Manifests (files or directories) to apply once it serves"),
     ] = None,
+    header_timeout: Annotated[float, typer.Option(
+        "--header-timeout", help="Seconds a client has to send a request's headers (else 408 and closed)")
+    ] = DEFAULT_HEADER_TIMEOUT,
+    idle_timeout: Annotated[float, typer.Option(
+        "--idle-timeout", help="Seconds a kept-alive connection may stay idle")] = DEFAULT_IDLE_TIMEOUT,
+    max_connections: Annotated[int, typer.Option(
+        "--max-connections", help="Open connections at most (watches included); more are answered 503")
+    ] = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
+    from pumice.server.connections import ConnectionLimits
+
     directory = (data_dir or default_data_dir()).expanduser().resolve()
     manifests = _read_manifests(filename)
     if time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         raise typer.Exit(2)
+    try:
+        limits = ConnectionLimits(header_timeout, idle_timeout, max_connections)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
     if background:
+        extra = ["--header-timeout", str(header_timeout), "--idle-timeout", str(idle_timeout),
+                 "--max-connections", str(max_connections)]
         try:
-            info = _start_background(directory, port, time_scale)
+            info = _start_background(directory, port, time_scale, extra=extra)
         except RuntimeError as err:
             print(f"error: {err}", file=sys.stderr)
             raise typer.Exit(1) from None
@@ -302,7 +324,7 @@ def up(
         _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plane = ControlPlane(directory, port=port, time_scale=time_scale)
+    plane = ControlPlane(directory, port=port, time_scale=time_scale, limits=limits)
     try:
         plane.start()
     except Exception as err:

@@ -6,15 +6,26 @@ store admission hook; ``resource_for`` maps a manifest's kind to its store resou
 
 from .cluster import MAX_ROUNDS, Cluster
 from .demand import Demand
-from .wiring import admitted_deletes, admitted_resources, attach_admission, default_queues, load_admission, resource_for
+from .wiring import (
+    DEFAULT_NAMESPACES,
+    admitted_deletes,
+    admitted_resources,
+    attach_admission,
+    default_namespaces,
+    default_queues,
+    load_admission,
+    resource_for,
+)
 
 __all__ = [
+    "DEFAULT_NAMESPACES",
     "MAX_ROUNDS",
     "Cluster",
     "Demand",
     "admitted_deletes",
     "admitted_resources",
     "attach_admission",
+    "default_namespaces",
     "default_queues",
     "load_admission",
     "resource_for",

@@ -12,9 +12,11 @@ from pumice.api.resources import QUEUES
 from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
 
 __all__ = [
+    "DEFAULT_NAMESPACES",
     "admitted_deletes",
     "admitted_resources",
     "attach_admission",
+    "default_namespaces",
     "default_queues",
     "load_admission",
     "resource_for",
@@ -23,12 +25,13 @@ __all__ = [
 _KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
 
 
-def load_admission() -> Admission:
-    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks), told which writes it vets.
+def load_admission(*, namespaces: bool = False) -> Admission:
+    """A fresh ``pumice.admission.Admission`` hook (Kubernetes' validation, Volcano's webhooks), told which writes
+    it vets. ``namespaces``: objects must be in a namespace that exists and is not being deleted (``pumice up``).
 
     The hook reads the store it guards: ``Cluster`` attaches it to its store (``hook.attach(store)``).
     """
-    hook = Admission()
+    hook = Admission(namespaces=namespaces)
     hook.resources = admitted_resources()
     hook.deletes = admitted_deletes()
     return hook
@@ -71,6 +74,18 @@ def resource_for(obj: Mapping[str, Any], store: Store | None = None) -> Resource
             if info.kind == kind:
                 return info
     return _KINDS[kind]
+
+
+#: The namespaces a Kubernetes cluster starts with.
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def default_namespaces(store: Store) -> None:
+    """Create the namespaces a cluster starts with (those missing)."""
+    for name in DEFAULT_NAMESPACES:
+        with contextlib.suppress(AlreadyExists):
+            store.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name},
+                                        "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
 
 
 def default_queues(store: Store) -> None:

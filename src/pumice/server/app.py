@@ -37,6 +37,7 @@ from pumice.store import (
 )
 
 from . import discovery
+from .access import REVIEW_GROUPS, answer_review, review_discovery
 from .auth import BearerTokenAuth
 from .logs import pod_log
 from .managed import FieldConflict, apply_configuration, manager_of, record_update
@@ -126,17 +127,31 @@ class _Api:
         return _Json(discovery.api_versions(host))
 
     async def apis(self, request: Request) -> Response:
-        return _Json(discovery.api_group_list(self.index))
+        doc = discovery.api_group_list(self.index)
+        for name, versions in REVIEW_GROUPS.items():
+            entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+            doc["groups"].append({"name": name, "versions": entries, "preferredVersion": entries[0]})
+        return _Json(doc)
 
     async def core_resources(self, request: Request) -> Response:
         return _Json(discovery.api_resource_list(self.index, "", "v1"))
 
     async def group(self, request: Request) -> Response:
-        doc = discovery.api_group(self.index, request.path_params["group"])
+        name = request.path_params["group"]
+        if name in REVIEW_GROUPS:
+            entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in REVIEW_GROUPS[name]]
+            return _Json({"kind": "APIGroup", "apiVersion": "v1", "name": name, "versions": entries,
+                          "preferredVersion": entries[0]})
+        doc = discovery.api_group(self.index, name)
         return _not_found() if doc is None else _Json(doc)
 
     async def group_resources(self, request: Request) -> Response:
-        doc = discovery.api_resource_list(self.index, request.path_params["group"], request.path_params["version"])
+        group, version = request.path_params["group"], request.path_params["version"]
+        reviews = review_discovery(group, version)
+        if reviews is not None:
+            return _Json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}",
+                          "resources": reviews})
+        doc = discovery.api_resource_list(self.index, group, version)
         return _not_found() if doc is None else _Json(doc)
 
     async def openapi(self, request: Request) -> Response:
@@ -178,7 +193,22 @@ class _Api:
 
     async def grouped(self, request: Request) -> Response:
         p = request.path_params
+        if p["group"] in REVIEW_GROUPS:
+            return await self._review(request, p["group"], p["version"], p["rest"])
         return await self._dispatch(request, p["group"], p["version"], p["rest"])
+
+    async def _review(self, request: Request, group: str, version: str, rest: str) -> Response:
+        """``kubectl auth can-i`` / ``whoami``: a review is created and answered, never stored (see ``access``)."""
+        segs = rest.strip("/").split("/")
+        plural = segs[2] if len(segs) == 3 and segs[0] == "namespaces" else segs[0] if len(segs) == 1 else ""
+        if request.method != "POST" or review_discovery(group, version) is None:
+            return _not_found() if review_discovery(group, version) is None else _method_not_allowed(request.method)
+        try:
+            body = await self._body(request)
+        except StoreError as err:
+            return _error(err)
+        answer = answer_review(group, version, plural, body)
+        return _not_found() if answer is None else _Json(answer, status_code=201)
 
     async def _dispatch(self, request: Request, group: str, version: str, rest: str) -> Response:
         target = self._target(group, version, rest)
