@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pumice.admission import admitted_memory_store
 from pumice.controllers import ensure_default_queues
-from pumice.store import Invalid, MemoryStore
+from pumice.store import Invalid, MemoryStore, StoreError
 
 from ..controllers.harness import QUEUES, Cluster, job, queue
 
@@ -148,3 +150,44 @@ def test_weight_range_and_defaults(store: MemoryStore) -> None:
     created = store.create(QUEUES, queue("plain"))
     assert created["spec"]["weight"] == 1 and created["spec"]["reclaimable"] is True
     assert created["status"]["state"] == "Open"
+
+
+def test_root_cannot_get_a_parent(store: MemoryStore) -> None:
+    """Issue 18: ``PATCH queues/root {"spec": {"parent": "child-a"}}`` with child-a root's child was accepted, and
+    the hierarchy then had a cycle."""
+    store.create(QUEUES, queue("child-a", parent="root"))
+    with pytest.raises(Invalid) as err:
+        store.patch(QUEUES, None, "root", {"spec": {"parent": "child-a"}})
+    assert err.value.code == 400 and "the root queue cannot have a parent" in err.value.message
+    assert not store.get(QUEUES, None, "root")["spec"].get("parent")
+
+
+def _parents(store: MemoryStore) -> dict[str, str]:
+    items, _ = store.list(QUEUES)
+    return {q["metadata"]["name"]: str((q.get("spec") or {}).get("parent") or "") for q in items}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["create", "move"]), st.sampled_from(["root", "a", "b", "c", "d", "e"]),
+                          st.sampled_from(["", "root", "a", "b", "c", "d", "e", "default"])), max_size=25))
+def test_no_write_ever_makes_the_queue_hierarchy_a_cycle(ops: list[tuple[str, str, str]]) -> None:
+    """Whatever creates and moves are tried, the queues accepted form a tree under root: following ``spec.parent``
+    from any queue reaches root, and root has no parent."""
+    store = admitted_memory_store()
+    ensure_default_queues(store)
+    for op, name, parent in ops:
+        try:
+            if op == "create":
+                store.create(QUEUES, queue(name, parent=parent or None))
+            else:
+                store.patch(QUEUES, None, name, {"spec": {"parent": parent or None}})
+        except (Invalid, StoreError):
+            continue
+        parents = _parents(store)
+        assert not parents["root"]
+        for start in parents:
+            seen, current = set(), start
+            while current != "root":
+                assert current not in seen, f"cycle through {current}: {parents}"
+                seen.add(current)
+                current = parents.get(current) or "root"
