@@ -166,3 +166,25 @@ def test_validate_cli_unreadable_input_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     result = CliRunner().invoke(app, ["validate", "-f", str(tmp_path / "missing.yaml")])
     assert result.exit_code == 2
+
+
+def test_an_unchanged_manifest_applied_again_is_no_change(store: MemoryStore) -> None:
+    """Issue 18 (Volcano's issue #2238): kubectl's merge patch of an unchanged manifest replaces the task list with
+    the manifest's, without the defaults the create added (a task's ``maxRetry``, ``minAvailable``): the update
+    must be no change, not a refusal. A real change to an immutable field is still refused, with Volcano's
+    message."""
+    manifest = job("again", replicas=2)
+    created = store.create(JOBS, manifest)
+    assert created["spec"]["tasks"][0] != manifest["spec"]["tasks"][0]  # the create filled in task defaults
+    patched = store.patch(JOBS, "default", "again", {"spec": {"tasks": manifest["spec"]["tasks"]}})
+    assert patched["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]  # no write at all
+    assert patched["spec"] == created["spec"]
+    changed = job("again", replicas=2)
+    changed["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["image"] = "busybox:2"
+    with pytest.raises(Invalid) as err:
+        store.patch(JOBS, "default", "again", {"spec": {"tasks": changed["spec"]["tasks"]}})
+    assert err.value.code == 400
+    assert "job updates may only change minAvailable and the tasks' replicas and minAvailable" in err.value.message
+    scaled = job("again", replicas=3)
+    assert store.patch(JOBS, "default", "again", {"spec": {"tasks": scaled["spec"]["tasks"]}})["spec"]["tasks"][0][
+        "replicas"] == 3
