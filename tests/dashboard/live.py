@@ -110,7 +110,8 @@ metadata:
   annotations: {{scheduling.k8s.io/group-name: too-big}}
 spec:
   schedulerName: volcano
-  containers: [{{name: trainer, image: pytorch, resources: {{requests: {{cpu: "4", nvidia.com/gpu: "16"}}, limits: {{nvidia.com/gpu: "16"}}}}}}]"""
+  containers: [{{name: trainer, image: pytorch,
+                resources: {{requests: {{cpu: "4", nvidia.com/gpu: "16"}}, limits: {{nvidia.com/gpu: "16"}}}}}}]"""
             for i in range(2)
         ],
     ]

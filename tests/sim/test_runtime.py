@@ -23,7 +23,8 @@ def pod(name: str, seconds: int, cpu: str = "1") -> list[dict[str, Any]]:
         {"apiVersion": "v1", "kind": "Pod",
          "metadata": {"name": name, "annotations": {"scheduling.k8s.io/group-name": name,
                                                     "pumice.io/duration": str(seconds)}},
-         "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}]}},
+         "spec": {"schedulerName": "volcano",
+                  "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}]}},
     ]
 
 

@@ -4,7 +4,7 @@ In kube-apiserver's order:
 
 1. **decoding**: a built-in kind's body must decode into its type, a custom kind's is pruned and defaulted by
    its CRD schema (``pumice.api.validation``), else ``400``;
-2. **the namespace** must exist and not be terminating (``NamespaceLifecycle``; with ``namespaces=True``);
+2. **the namespace** must exist and not be terminating (``NamespaceLifecycle``; with ``cluster=True``);
 3. **Volcano's mutating webhooks**: defaults of Jobs and Queues (a body they cannot read is refused ``400`` by
    the webhook, as on a cluster);
 4. **validation**: the kind's Kubernetes rules, or for Volcano's kinds the schema ``pumice crds`` installs,
@@ -37,9 +37,11 @@ from .fastpath import fill_podgroup_defaults, plain_podgroup
 from .jobs import validate_job, validate_job_update
 from .podgroups import validate_podgroup
 from .queues import validate_queue, validate_queue_delete
+from .services import allocate_service
 
 __all__ = [
     "MUTATING_WEBHOOKS",
+    "SYSTEM_PRIORITY_CLASSES",
     "VALIDATED_STATUS",
     "VALIDATING_WEBHOOKS",
     "Admission",
@@ -54,6 +56,9 @@ MUTATING_WEBHOOKS = {JOBS: "mutatejob.volcano.sh", QUEUES: "mutatequeue.volcano.
 VALIDATING_WEBHOOKS = {JOBS: "validatejob.volcano.sh", QUEUES: "validatequeue.volcano.sh",
                        PODGROUPS: "validatepodgroup.volcano.sh"}
 NAMESPACES = "namespaces"
+PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
+#: The priority classes every cluster has, and their values (they cannot be deleted).
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 #: The resources whose status writes are validated: nodes (their capacity is what the scheduler counts).
 VALIDATED_STATUS = frozenset({"nodes"})
 
@@ -67,8 +72,14 @@ def shared_validator() -> Validator:
 class Admission:
     """Callable as ``admission(operation, resource, new, old)``, per ``pumice.store.Admission``.
 
-    ``namespaces``: refuse objects in a namespace that does not exist (404) or is being deleted (403), as
-    kube-apiserver does; off for the simulator and dry runs, whose objects name namespaces nobody created.
+    ``cluster``: also what kube-apiserver does with other objects, as ``pumice up`` does it (off for the simulator
+    and offline checks, whose objects name namespaces and classes nobody created):
+
+    - ``NamespaceLifecycle``: objects need a namespace that exists (else 404) and is not being deleted (403);
+    - ``Priority``: a pod's ``priorityClassName`` must name an existing PriorityClass (else 403), its
+      ``spec.priority`` is filled in from it (or from the global default class) and one given by hand must match;
+      one global default class; the system classes cannot be deleted;
+    - the service registry: a new Service gets a cluster IP and node ports (``services``).
     """
 
     #: What it changes in ``new`` in place (a PodGroup's default queue) is plain JSON: see ``pumice.store.Admission``
@@ -78,10 +89,10 @@ class Admission:
     deletes: frozenset[str] | None = None
 
     def __init__(self, store: Store | None = None, *, validator: Validator | None = None,
-                 namespaces: bool = False) -> None:
+                 cluster: bool = False) -> None:
         self._store = store
         self.validator = validator if validator is not None else shared_validator()
-        self.namespaces = namespaces
+        self.cluster = cluster
 
     def attach(self, store: Store) -> None:
         """Give the hook the store it guards (and reads)."""
@@ -104,6 +115,11 @@ class Admission:
         if operation == "DELETE":
             if resource == QUEUES and old is not None:
                 self._webhook(VALIDATING_WEBHOOKS[QUEUES], validate_queue_delete, self.store, old)
+            elif resource == PRIORITY_CLASSES and old is not None and self.cluster:
+                name = (old.get("metadata") or {}).get("name") or ""
+                if name in SYSTEM_PRIORITY_CLASSES:
+                    raise Forbidden(f'priorityclasses.scheduling.k8s.io "{name}" is forbidden: this is a system '
+                                    "priority class and cannot be deleted")
             return None
         if new is None:
             return None
@@ -113,8 +129,15 @@ class Admission:
         ref = self._kind(base)
         if ref is not None:
             new = self._decode(ref, new, old)
-        if operation == "CREATE" and self.namespaces and ref is not None and ref.namespaced:
-            self._check_namespace(base, new)
+        if self.cluster and not sub:
+            if operation == "CREATE" and ref is not None and ref.namespaced:
+                self._check_namespace(base, new)
+            if base == "pods" and operation == "CREATE":
+                self._pod_priority(new)
+            elif base == PRIORITY_CLASSES:
+                self._one_global_default(new)
+            elif base == "services" and operation == "CREATE":
+                allocate_service(self.store, new)
         if not sub and base in (JOBS, PODGROUPS, QUEUES):
             new = self._mutate(operation, base, new)
         if ref is not None:
@@ -145,6 +168,44 @@ class Admission:
             plural = resource.partition(".")[0]
             raise Forbidden(f'{plural} "{meta.get("name") or ""}" is forbidden: unable to create new content in '
                             f"namespace {namespace} because it is being terminated")
+
+    def _pod_priority(self, pod: Obj) -> None:
+        """kube-apiserver's ``Priority`` plugin on a new pod (in place: ``pod`` is the store's to hand over)."""
+        spec = pod.get("spec")
+        if type(spec) is not dict:
+            return
+        name = (pod.get("metadata") or {}).get("name") or ""
+        class_name = spec.get("priorityClassName")
+        found: Obj | None = None
+        if class_name:
+            try:
+                found = self.store.get(PRIORITY_CLASSES, None, class_name, copy=False)
+            except NotFound:
+                raise Forbidden(f'pods "{name}" is forbidden: no PriorityClass with name {class_name} was found') \
+                    from None
+        else:
+            items, _ = self.store.list(PRIORITY_CLASSES, copy=False)
+            found = next((pc for pc in items if pc.get("globalDefault") is True), None)
+        value = int((found or {}).get("value") or 0)
+        given = spec.get("priority")
+        if given is not None and given != value:
+            raise Forbidden(f'pods "{name}" is forbidden: the integer value of priority ({given}) must not be '
+                            f"provided in pod spec; priority admission controller computed {value} from the given "
+                            "PriorityClass name")
+        spec["priority"] = value
+        if found is not None:
+            spec.setdefault("priorityClassName", (found.get("metadata") or {}).get("name"))
+            spec.setdefault("preemptionPolicy", found.get("preemptionPolicy") or "PreemptLowerPriority")
+
+    def _one_global_default(self, pc: Obj) -> None:
+        if pc.get("globalDefault") is not True:
+            return
+        name = (pc.get("metadata") or {}).get("name") or ""
+        items, _ = self.store.list(PRIORITY_CLASSES, copy=False)
+        other = next((o for o in items if o.get("globalDefault") is True and o["metadata"].get("name") != name), None)
+        if other is not None:
+            raise Forbidden(f'priorityclasses.scheduling.k8s.io "{name}" is forbidden: PriorityClass '
+                            f'{other["metadata"]["name"]} is already marked as default. Only one default can exist')
 
     @staticmethod
     def _webhook(name: str, rule: Any, *args: Any) -> None:

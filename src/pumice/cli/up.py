@@ -132,7 +132,7 @@ class ControlPlane:
 
     def start(self) -> ControlPlane:
         from pumice.clock import to_datetime
-        from pumice.runtime import Cluster, default_namespaces, load_admission
+        from pumice.runtime import Cluster, default_objects, load_admission
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
         from pumice.store import SqliteStore
 
@@ -143,10 +143,10 @@ class ControlPlane:
         clock = _continued_clock(self.data_dir, self.time_scale)
         self._clock = clock
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
-                            admission=load_admission(namespaces=True))
+                            admission=load_admission(cluster=True))
         try:
             cluster = Cluster(store, clock)
-            default_namespaces(store)
+            default_objects(store)
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
             app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics)

@@ -14,6 +14,7 @@ from pumice.store import Store
 
 from .gc import GarbageCollector
 from .job import JobController
+from .namespace import NamespaceController
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
 
@@ -29,7 +30,7 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Queue, PodGroup, Job and GC controllers; creates the ``root`` and ``default`` queues."""
+    """Queue, PodGroup, Job, GC and Namespace controllers; creates the ``root`` and ``default`` queues."""
 
     def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS) -> None:
         self.store = store
@@ -40,7 +41,8 @@ class ControllerManager:
         self.podgroups = PodGroupController(store, clock)
         self.jobs = JobController(store, clock)
         self.gc = GarbageCollector(store, clock)
-        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc)
+        self.namespaces = NamespaceController(store, clock)
+        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc, self.namespaces)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = store.change_marker  # moves with every store write

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pumice.admission import Admission
-from pumice.admission.hook import VALIDATED_STATUS
+from pumice.admission.hook import SYSTEM_PRIORITY_CLASSES, VALIDATED_STATUS
 from pumice.api.resources import QUEUES
 from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
 
@@ -16,7 +16,7 @@ __all__ = [
     "admitted_deletes",
     "admitted_resources",
     "attach_admission",
-    "default_namespaces",
+    "default_objects",
     "default_queues",
     "load_admission",
     "resource_for",
@@ -25,13 +25,15 @@ __all__ = [
 _KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
 
 
-def load_admission(*, namespaces: bool = False) -> Admission:
+def load_admission(*, cluster: bool = False) -> Admission:
     """A fresh ``pumice.admission.Admission`` hook (Kubernetes' validation, Volcano's webhooks), told which writes
-    it vets. ``namespaces``: objects must be in a namespace that exists and is not being deleted (``pumice up``).
+    it vets. ``cluster``: the admission plugins of a real cluster that read other objects too, as ``pumice up``
+    runs them: objects in a namespace that exists and is not being deleted, pod priorities from their
+    PriorityClass (see ``Admission``); ``default_objects`` creates the namespaces and classes they need.
 
     The hook reads the store it guards: ``Cluster`` attaches it to its store (``hook.attach(store)``).
     """
-    hook = Admission(namespaces=namespaces)
+    hook = Admission(cluster=cluster)
     hook.resources = admitted_resources()
     hook.deletes = admitted_deletes()
     return hook
@@ -80,12 +82,18 @@ def resource_for(obj: Mapping[str, Any], store: Store | None = None) -> Resource
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-def default_namespaces(store: Store) -> None:
-    """Create the namespaces a cluster starts with (those missing)."""
+def default_objects(store: Store) -> None:
+    """Create the namespaces and the system priority classes a cluster starts with (those missing)."""
     for name in DEFAULT_NAMESPACES:
         with contextlib.suppress(AlreadyExists):
             store.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name},
                                         "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+    for name, value in SYSTEM_PRIORITY_CLASSES.items():
+        with contextlib.suppress(AlreadyExists):
+            store.create("priorityclasses.scheduling.k8s.io", {
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                "value": value, "preemptionPolicy": "PreemptLowerPriority",
+                "description": "A system priority class, as every cluster has."})
 
 
 def default_queues(store: Store) -> None:

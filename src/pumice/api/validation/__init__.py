@@ -16,13 +16,16 @@ would admit it. A custom kind that pumice has no model of (a user's CRD) brings 
 
 from __future__ import annotations
 
+import copy
+import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from .core import BUILT_IN, KindRules
-from .decode import decode_problem
+from .decode import decode_field, decode_problem, plain_metadata
 from .errors import FieldError, Refusal, format_errors, invalid_status, qualified_kind, undecodable_status
 from .kubetypes import TypeTable, load_table
 from .meta import validate_meta, validate_meta_update
@@ -30,6 +33,7 @@ from .pods import validate_pod_spec, validate_pod_template
 from .structural import apply_structural_schema
 
 __all__ = [
+    "MEMO_SIZE",
     "FieldError",
     "KindRef",
     "Refusal",
@@ -81,6 +85,10 @@ def _undecodable(ref: KindRef, problem: str) -> Refusal:
 
 
 SchemaLookup = Callable[[str, str], dict[str, Any] | None]
+_MISS = object()
+#: Answers kept by the fast path at most (then forgotten all at once).
+MEMO_SIZE = 4096
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
 class Validator:
@@ -88,57 +96,139 @@ class Validator:
 
     ``schemas(api_version, kind)`` gives a custom kind's schema (by default: Volcano's, from pumice's models);
     a kind that is neither built in nor has a schema gets the metadata rules only.
+
+    **Fast path** (``memo=True``): a cluster writes the same few specs many times (every pod of a job, every
+    PodGroup of a trace), so the answers about a ``spec`` (built-in kinds) or a body without its metadata (custom
+    kinds) are kept, keyed by their exact JSON text; metadata, which names each object, is always checked.
+    ``tests/api/test_validation.py`` checks, as a property over random objects, that it answers exactly as the
+    full path (``memo=False``).
     """
 
-    def __init__(self, table: TypeTable | None = None, schemas: SchemaLookup = volcano_schema) -> None:
+    def __init__(self, table: TypeTable | None = None, schemas: SchemaLookup = volcano_schema, *,
+                 memo: bool = True) -> None:
         self.table = table if table is not None else load_table()
         self.schemas = schemas
+        self.memo = memo
+        self._answers: dict[tuple[Any, ...], Any] = {}
+        # (the value last keyed, its text), per thread and within one write only (``prepare`` then ``problems``):
+        # a spec is keyed twice, by its decoding and by its rules
+        self._local = threading.local()
 
     def _definition(self, ref: KindRef) -> str | None:
         return self.table.kind(ref.api_version, ref.kind)
 
+    def _remember(self, key: tuple[Any, ...], value: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept for the next ``value`` of the same JSON text (fast path)."""
+        if not self.memo:
+            return compute()
+        last = getattr(self._local, "last", None)
+        if last is not None and last[0] is value:
+            text = last[1]
+        else:
+            try:
+                text = _dumps(value)
+            except (TypeError, ValueError):  # not plain JSON: nothing to key it by
+                return compute()
+            self._local.last = (value, text)
+        full = (*key, text)
+        answer = self._answers.get(full, _MISS)
+        if answer is _MISS:
+            if len(self._answers) >= MEMO_SIZE:
+                self._answers.clear()
+            answer = self._answers[full] = compute()
+        return answer
+
+    # --- decoding -----------------------------------------------------------------------------------------
+
     def prepare(self, ref: KindRef, obj: Obj, *, create: bool) -> Obj:
-        """Decode ``obj`` as its kind: a ``400`` ``Refusal`` where kube-apiserver cannot, else the object to admit (a
-        custom kind's pruned and defaulted by its schema; a new object only where anything changed)."""
+        """Decode ``obj`` as its kind: a ``400`` ``Refusal`` where kube-apiserver cannot, else the object to admit
+        (a custom kind's pruned and defaulted by its schema; a new object only where anything changed)."""
+        self._local.last = None  # a new write: nothing keyed yet
         definition = self._definition(ref)
         if definition is not None:
-            problem = decode_problem(self.table, definition, obj)
-            if problem is not None:
-                raise _undecodable(ref, problem)
+            properties = self.table.definitions[definition]["properties"]
+            for key, value in obj.items():
+                kind = properties.get(key)
+                if kind is None or value is None:
+                    continue  # unknown fields are dropped by kube-apiserver's decoder
+                if key == "metadata" and plain_metadata(value):
+                    continue
+                if key == "spec":
+                    problem = self._remember(("decode", definition), value,
+                                             lambda k=kind, v=value: decode_field(self.table, k, v, "spec"))
+                else:
+                    problem = decode_field(self.table, kind, value, key)
+                if problem is not None:
+                    raise _undecodable(ref, problem)
             return obj
         meta = obj.get("metadata")
-        if meta is not None:
-            problem = decode_problem(self.table, _OBJECT_META, meta)
+        if meta is not None and not plain_metadata(meta):
+            problem = decode_problem(self.table, _OBJECT_META, meta) if type(meta) is dict else \
+                decode_field(self.table, "@" + _OBJECT_META, meta, "metadata")
             if problem is not None:
                 raise _undecodable(ref, problem)
         schema = self.schemas(ref.api_version, ref.kind)
         if schema is None:
             return obj
-        return apply_structural_schema(obj, schema).object
+        body = {k: v for k, v in obj.items() if k != "metadata"}
+        pruned, _ = self._custom(ref, schema, body, ())
+        if pruned is None:
+            return obj  # nothing pruned or defaulted
+        out: Obj = {}
+        for key, value in obj.items():  # the caller's key order, metadata in its place
+            if key == "metadata":
+                out[key] = value
+            elif key in pruned:
+                out[key] = pruned[key]
+        out.update((k, v) for k, v in pruned.items() if k not in out)
+        return out
+
+    def _custom(self, ref: KindRef, schema: dict[str, Any], body: Obj,
+                skip: tuple[str, ...]) -> tuple[Obj | None, list[FieldError]]:
+        """A custom kind's body (without metadata) through its schema: the pruned and defaulted body (None if
+        unchanged; a copy the caller owns) and the problems found."""
+
+        def compute() -> tuple[Obj | None, list[FieldError]]:
+            result = apply_structural_schema(body, schema, skip=skip)
+            return (None if result.object == body else result.object), result.errors
+
+        pruned, errors = self._remember(("schema", ref.api_version, ref.kind, skip), body, compute)
+        return (None if pruned is None else copy.deepcopy(pruned)), errors
+
+    # --- validation ---------------------------------------------------------------------------------------
 
     def problems(
         self, ref: KindRef, obj: Obj, old: Obj | None = None, *, skip_status: bool = False
     ) -> list[FieldError]:
         """Every rule ``obj`` breaks (as a new object, or as an update of ``old``)."""
+        try:
+            return self._problems(ref, obj, old, skip_status)
+        finally:
+            self._local.last = None  # the write is decided: its texts are not kept
+
+    def _problems(self, ref: KindRef, obj: Obj, old: Obj | None, skip_status: bool) -> list[FieldError]:
         meta = obj.get("metadata") if type(obj.get("metadata")) is dict else {}
         group = ref.group
-        builtin = self._definition(ref) is not None
+        definition = self._definition(ref)
         rules = BUILT_IN.get((group, ref.kind), _DEFAULT_RULES)
-        core = builtin and "." not in group
+        core = definition is not None and "." not in group
         if old is None:
             errors = validate_meta(meta, namespaced=ref.namespaced, name_check=rules.name, core=core)
         else:
             old_meta = old.get("metadata") if type(old.get("metadata")) is dict else {}
             errors = validate_meta_update(meta, old_meta, core=core)
-        if builtin:
-            errors += rules.create(obj)
+        if definition is not None:
+            if rules.spec_only:
+                errors += self._remember(("rules", group, ref.kind), obj.get("spec"), lambda: rules.create(obj))
+            else:
+                errors += rules.create(obj)
             if old is not None:
                 errors += rules.update(obj, old)
             return errors
         schema = self.schemas(ref.api_version, ref.kind)
         if schema is not None:
-            skip = ("status",) if skip_status else ()
-            errors += apply_structural_schema(obj, schema, skip=skip).errors
+            body = {k: v for k, v in obj.items() if k != "metadata"}
+            errors += self._custom(ref, schema, body, ("status",) if skip_status else ())[1]
         return errors
 
     def validate(self, ref: KindRef, obj: Obj, old: Obj | None = None, *, skip_status: bool = False) -> None:

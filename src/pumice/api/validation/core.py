@@ -12,7 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import DUPLICATE, FieldError, duplicate, forbidden, invalid, not_supported, required, too_long
+from .errors import (
+    DUPLICATE,
+    INVALID,
+    OMIT,
+    FieldError,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+)
 from .meta import STANDARD_FINALIZERS, validate_labels
 from .names import (
     NameCheck,
@@ -25,6 +36,7 @@ from .names import (
     name_is_dns1035_label,
     name_is_dns_label,
     name_is_dns_subdomain,
+    path_segment_name,
 )
 from .pods import validate_pod_spec, validate_pod_spec_update
 from .resources import validate_quantity, validate_quota_resources
@@ -61,6 +73,8 @@ class KindRules:
     create: Check = _none
     #: What an update must satisfy besides ``create``'s rules (which updates are checked against too).
     update: UpdateCheck = _no_update
+    #: ``create`` reads nothing but the object's ``spec`` (its answer can be kept per spec: a fast path).
+    spec_only: bool = False
 
 
 def _dict(value: Any) -> Obj:
@@ -304,11 +318,21 @@ def _service(svc: Obj) -> list[FieldError]:
 
 
 def _service_update(new: Obj, old: Obj) -> list[FieldError]:
-    old_ip = _dict(old.get("spec")).get("clusterIP") or ""
-    new_ip = _dict(new.get("spec")).get("clusterIP") or ""
-    if old_ip and new_ip and new_ip != old_ip:
-        return [invalid("spec.clusterIP", new_ip, "field is immutable")]
-    return []
+    """A service's addresses stay: an update must carry them (``clusterIPs`` too), unchanged."""
+    old_spec, new_spec = _dict(old.get("spec")), _dict(new.get("spec"))
+    old_ip = old_spec.get("clusterIP") or ""
+    if not old_ip or old_ip == "None":
+        return []
+    errors: list[FieldError] = []
+    new_ips = _list(new_spec.get("clusterIPs"))
+    if not new_ips:
+        errors.append(FieldError(INVALID, "spec.clusterIPs[0]", OMIT,
+                                 "[]string(nil): primary clusterIP can not be unset"))
+        if new_spec.get("clusterIP"):
+            errors.append(required("spec.clusterIPs"))
+    elif new_ips[0] != old_ip or (new_spec.get("clusterIP") or old_ip) != old_ip:
+        errors.append(invalid("spec.clusterIPs[0]", new_ips[0], "field is immutable"))
+    return errors
 
 
 # ---------------------------------------------------------------------------- Event
@@ -426,17 +450,17 @@ def _pod_template(template: Obj) -> list[FieldError]:
 
 #: ``(group, kind)`` -> the rules of Kubernetes' own kinds (kinds not listed get the metadata rules only).
 BUILT_IN: dict[tuple[str, str], KindRules] = {
-    ("", "Pod"): KindRules(create=_pod, update=_pod_update),
+    ("", "Pod"): KindRules(create=_pod, update=_pod_update, spec_only=True),
     ("", "Node"): KindRules(create=_node, update=_node_update),
-    ("", "Namespace"): KindRules(name=name_is_dns_label, create=_namespace),
+    ("", "Namespace"): KindRules(name=name_is_dns_label, create=_namespace, spec_only=True),
     ("", "ConfigMap"): KindRules(create=_config_map, update=_immutable_data),
     ("", "Secret"): KindRules(create=_secret, update=_secret_update),
-    ("", "Service"): KindRules(name=name_is_dns1035_label, create=_service, update=_service_update),
-    ("", "Event"): KindRules(create=_event),
+    ("", "Service"): KindRules(name=name_is_dns1035_label, create=_service, update=_service_update, spec_only=True),
+    ("", "Event"): KindRules(name=path_segment_name, create=_event),  # event names: any one path segment
     ("", "ServiceAccount"): KindRules(create=_service_account),
     ("", "ResourceQuota"): KindRules(create=_resource_quota),
     ("", "PodTemplate"): KindRules(create=_pod_template),
     ("scheduling.k8s.io", "PriorityClass"): KindRules(name=_priority_class_name, create=_priority_class,
                                                       update=_priority_class_update),
-    ("coordination.k8s.io", "Lease"): KindRules(create=_lease),
+    ("coordination.k8s.io", "Lease"): KindRules(create=_lease, spec_only=True),
 }

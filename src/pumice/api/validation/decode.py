@@ -19,7 +19,7 @@ from pumice.api.quantity import is_valid_quantity
 
 from .kubetypes import TypeTable
 
-__all__ = ["QUANTITY_DECODE_MESSAGE", "decode_problem"]
+__all__ = ["QUANTITY_DECODE_MESSAGE", "decode_field", "decode_problem", "plain_metadata"]
 
 QUANTITY_DECODE_MESSAGE = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 _INT32 = (-(1 << 31), (1 << 31) - 1)
@@ -167,6 +167,41 @@ def _walk(table: TypeTable, kind: str, value: Any, path: str) -> str | None:
     return None if problem is None else f"{path}: {problem}"
 
 
+def decode_field(table: TypeTable, kind: str, value: Any, path: str) -> str | None:
+    """Why ``value`` (at ``path``) cannot be decoded as the field type ``kind`` (see ``kubetypes``), or None."""
+    return _walk(table, kind, value, path)
+
+
 def decode_problem(table: TypeTable, definition: str, obj: dict[str, Any]) -> str | None:
     """Why ``obj`` cannot be decoded as the type ``definition`` (``path: problem``), or None if it can."""
     return _walk(table, "@" + definition, obj, "")
+
+
+_META_STRINGS = frozenset({"name", "generateName", "namespace", "uid", "resourceVersion", "selfLink"})
+_META_STRING_MAPS = frozenset({"labels", "annotations"})
+
+
+def plain_metadata(meta: Any) -> bool:
+    """Whether ``meta`` is metadata that surely decodes (the common shape: names, label and annotation maps,
+    a timestamp, a generation): a shortcut past the walk, which decides every other case."""
+    if type(meta) is not dict:
+        return False
+    for key, value in meta.items():
+        if key in _META_STRINGS:
+            if type(value) is not str:
+                return False
+        elif key in _META_STRING_MAPS:
+            if type(value) is not dict:
+                return False
+            for item in value.values():
+                if type(item) is not str:
+                    return False
+        elif key == "generation":
+            if type(value) is not int or not _INT64[0] <= value <= _INT64[1]:
+                return False
+        elif key == "creationTimestamp":
+            if type(value) is not str or not _time(value):
+                return False
+        else:
+            return False  # owner references, finalizers, ...: the walk decides
+    return True

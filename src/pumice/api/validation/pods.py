@@ -520,12 +520,37 @@ def validate_pod_template(template: Any, path: str = "template") -> list[FieldEr
 _MUTABLE_POD_FIELDS = ("activeDeadlineSeconds", "tolerations")
 
 
+#: The defaults kube-apiserver stores in a pod spec (``SetDefaults_PodSpec`` and friends): an update is compared
+#: with them filled in on both sides, so that giving a default explicitly is no change.
+_SPEC_DEFAULTS: dict[str, Any] = {
+    "restartPolicy": "Always", "dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler",
+    "terminationGracePeriodSeconds": 30, "securityContext": {}, "enableServiceLinks": True,
+}
+_CONTAINER_DEFAULTS: dict[str, Any] = {
+    "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+}
+
+
+def _pull_policy(image: Any) -> str:
+    name = str(image or "")
+    tag = name.rpartition(":")[2] if ":" in name.rpartition("/")[2] else ""
+    return "Always" if "@" not in name and tag in ("", "latest") else "IfNotPresent"
+
+
+def _defaulted_container(container: Any) -> Obj:
+    out = {**_CONTAINER_DEFAULTS, **_dict(container)}
+    out.setdefault("imagePullPolicy", _pull_policy(out.get("image")))
+    if type(out.get("ports")) is list:
+        out["ports"] = [{"protocol": "TCP", **_dict(p)} for p in out["ports"]]
+    return out
+
+
 def _image_paths(spec: Obj) -> Obj:
-    """The spec without what an update may change (containers' images, tolerations added, a deadline)."""
-    out = {k: v for k, v in spec.items() if k not in _MUTABLE_POD_FIELDS}
+    """The spec, defaulted, without what an update may change (containers' images, tolerations, a deadline)."""
+    out = {k: v for k, v in {**_SPEC_DEFAULTS, **spec}.items() if k not in _MUTABLE_POD_FIELDS and v is not None}
     for key in ("containers", "initContainers"):
         if type(out.get(key)) is list:
-            out[key] = [{k: v for k, v in _dict(c).items() if k != "image"} for c in out[key]]
+            out[key] = [{k: v for k, v in _defaulted_container(c).items() if k != "image"} for c in out[key]]
     return out
 
 
