@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import secrets
 import ssl
 import urllib.error
 import urllib.parse
@@ -129,10 +130,11 @@ class Request:
 
 
 _counter = itertools.count()
+_RUN = secrets.token_hex(2)  # names differ from one run to the next (a server may outlive a run)
 
 
 def _unique(name: str) -> str:
-    return f"{name}-{next(_counter)}"
+    return f"{name}-{_RUN}{next(_counter)}"
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

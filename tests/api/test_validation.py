@@ -1,0 +1,131 @@
+"""``pumice.api.validation``: Kubernetes' decoding and validation rules, and the fast path that keeps answers.
+
+The wording checked here is kube-apiserver 1.20's, as measured against it (the differential test in
+``tests/kube`` compares whole answers with a live one).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.kube.differential import CORPUS, requests
+
+from pumice.api.validation import KindRef, Refusal, Validator
+from pumice.api.validation.names import is_dns1123_label, is_label_value, is_qualified_name, name_is_dns_subdomain
+from pumice.api.validation.structural import apply_structural_schema
+
+POD = KindRef("v1", "Pod", True)
+PODGROUP = KindRef("scheduling.volcano.sh/v1beta1", "PodGroup", True)
+FULL = Validator(memo=False)
+
+
+def outcome(validator: Validator, ref: KindRef, obj: dict[str, Any], old: dict[str, Any] | None = None) -> Any:
+    """What a write of ``obj`` comes to: the admitted object, or the refusal's Status."""
+    try:
+        admitted = validator.prepare(ref, copy.deepcopy(obj), create=old is None)
+        validator.validate(ref, admitted, old)
+    except Refusal as refusal:
+        return refusal.status
+    return admitted
+
+
+def pod(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
+
+
+def test_name_formats_answer_as_kubernetes() -> None:
+    assert is_dns1123_label("my-name") == ()
+    assert is_dns1123_label("My_Name")[0].startswith("a lowercase RFC 1123 label must consist of")
+    assert is_qualified_name("example.com/name") == ()
+    assert is_qualified_name("a b") == ("name part must consist of alphanumeric characters, '-', '_' or '.', and "
+                                        "must start and end with an alphanumeric character (e.g. 'MyName',  or "
+                                        "'my.name',  or '123-abc', regex used for validation is "
+                                        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",)
+    assert is_qualified_name("a/b/c")[0].startswith("a qualified name must consist of")
+    assert is_label_value("x" * 64) == ("must be no more than 63 characters",)
+    assert name_is_dns_subdomain("job-", True) == ()  # a generateName may end with a dash
+
+
+def test_requests_default_from_limits_before_validation() -> None:
+    """As kube-apiserver's defaulting: a negative limit is also reported as the request it becomes."""
+    status = outcome(FULL, POD, pod(containers=[{"name": "c", "image": "x", "resources": {
+        "limits": {"memory": "-1Gi"}}}]))
+    fields = [c["field"] for c in status["details"]["causes"]]
+    assert fields == ["spec.containers[0].resources.limits[memory]", "spec.containers[0].resources.requests[memory]"]
+
+
+@pytest.mark.parametrize(("resources", "message"), [
+    ({"requests": {"nvidia.com/gpu": "1"}}, "spec.containers[0].resources.limits: Required value: Limit must be set "
+                                            "for non overcommitable resources"),
+    ({"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "2"}},
+     'spec.containers[0].resources.requests: Invalid value: "1": must be equal to nvidia.com/gpu limit'),
+    ({"requests": {"cpu": "2"}, "limits": {"cpu": "1"}},
+     'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit'),
+    ({"limits": {"nvidia.com/gpu": "500m"}}, 'spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: '
+                                             '"500m": must be an integer'),
+    ({"requests": {"foo": "1"}}, 'spec.containers[0].resources.requests[foo]: Invalid value: "foo": must be a '
+                                 "standard resource type or fully qualified"),
+])
+def test_container_resources(resources: dict[str, Any], message: str) -> None:
+    status = outcome(FULL, POD, pod(containers=[{"name": "c", "image": "x", "resources": resources}]))
+    assert message in status["message"]
+
+
+def test_a_custom_kind_is_pruned_defaulted_and_checked_by_its_schema() -> None:
+    group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+             "metadata": {"name": "pg", "namespace": "default"},
+             "spec": {"minMember": 2.0, "unknown": 1, "queue": None}}
+    admitted = outcome(FULL, PODGROUP, group)
+    assert admitted["spec"] == {"minMember": 2, "queue": "default"}  # 2.0 is 2, unknown pruned, null defaulted
+    group["spec"] = {"minResources": {"cpu": True}}
+    status = outcome(FULL, PODGROUP, group)
+    assert [c["field"] for c in status["details"]["causes"]] == ["spec.minResources.cpu", "<nil>",
+                                                                 "spec.minResources.cpu"]
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"tasks": {
+        "type": "array", "items": {"type": "object", "required": ["name"],
+                                   "properties": {"name": {"type": "string"}}}}}}}}
+    result = apply_structural_schema({"spec": {"tasks": [{"name": "a"}, {}]}}, schema)
+    assert [str(e) for e in result.errors] == ["spec.tasks.name: Required value"]  # no index, as 1.20 says
+
+
+def test_kinds_without_rules_or_schema_get_the_metadata_rules() -> None:
+    ref = KindRef("example.com/v1", "Widget", True)
+    status = outcome(FULL, ref, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                 "metadata": {"name": "Bad_Name", "namespace": "default"}, "spec": {"any": 1}})
+    assert status["code"] == 422 and status["message"].startswith('Widget.example.com "Bad_Name" is invalid:')
+
+
+# ---------------------------------------------------------------------------- the fast path
+
+
+_FAST = Validator()  # one for every example: its kept answers are what is under test
+
+
+def _ref(kind: str, body: dict[str, Any]) -> KindRef:
+    collection = CORPUS[kind][0]
+    return KindRef(str(body.get("apiVersion")), kind, "/namespaces/" in collection)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests(), st.booleans())
+def test_the_fast_path_answers_as_the_full_path(request: Any, again: bool) -> None:
+    """Over mutated objects of every kind (a small corpus: the same specs come back again and again, so the
+    fast path answers from what it kept), the fast path admits and refuses exactly as the full path."""
+    body = request.body if isinstance(request.body, dict) else {}
+    if not isinstance(body.get("metadata"), dict):
+        return
+    body["metadata"].setdefault("namespace", "default")
+    ref = _ref(request.kind, body)
+    old = None
+    if request.original is not None:
+        old = copy.deepcopy(request.original)
+        old["metadata"]["namespace"] = "default"
+    expected = outcome(FULL, ref, body, old)
+    assert outcome(_FAST, ref, body, old) == expected
+    if again:  # the same object once more: now surely from the kept answers
+        assert outcome(_FAST, ref, body, old) == expected
