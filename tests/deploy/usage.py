@@ -146,7 +146,36 @@ def workloads(shared: Path) -> list[Run]:
                                              "resources": {"requests": {"cpu": "1"}}}]}}}]}}
 
     reclaim = Run([node, *queues, job("greedy", "qa", 4)], later=[job("owed", "qb", 2)], conf=EVICTING_CONF)
-    return [Run(workload(shared)), reclaim]
+    return [Run(workload(shared)), reclaim, job_kinds(node)]
+
+
+def job_kinds(node: dict[str, Any]) -> Run:
+    """The job plugins' objects (an MPI job scaled up later: its hosts ConfigMap follows; a Ray job's head
+    Service) and a JobFlow of two JobTemplates whose Jobs are deleted once it succeeded."""
+    def spec(**more: Any) -> dict[str, Any]:
+        return {"minAvailable": 1, "tasks": [
+            {"name": name, "replicas": replicas, "template": {
+                "metadata": {"annotations": {"pumice.io/duration": "30s"}},
+                "spec": {"containers": [{"name": name, "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
+                         "restartPolicy": "Never"}}} for name, replicas in (("master", 1), ("worker", 1))], **more}
+
+    def vcjob(name: str, **more: Any) -> dict[str, Any]:
+        return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                "metadata": {"name": name, "namespace": "default"}, "spec": spec(**more)}
+
+    def template(name: str) -> dict[str, Any]:
+        return {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobTemplate",
+                "metadata": {"name": name, "namespace": "default"}, "spec": spec()}
+
+    flow = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "metadata": {"name": "flow",
+            "namespace": "default"}, "spec": {"jobRetainPolicy": "delete", "flows": [
+                {"name": "first"}, {"name": "second", "dependsOn": {"targets": ["first"]}}]}}
+    scaled = vcjob("mpi", plugins={"mpi": []})
+    for task in scaled["spec"]["tasks"]:  # the tasks as the job webhook defaulted them, the workers scaled to 2
+        task.update(minAvailable=1, maxRetry=3)
+    scaled["spec"]["tasks"][1]["replicas"] = 2
+    return Run([node, vcjob("mpi", plugins={"mpi": []}), vcjob("ray", plugins={"ray": []}), template("first"),
+                template("second"), flow], later=[scaled], at=10.0)
 
 
 def workload(shared: Path) -> list[dict[str, Any]]:

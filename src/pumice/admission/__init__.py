@@ -2,6 +2,7 @@
 
 from .defaulting import default_object
 from .hook import Admission, admitted_memory_store
+from .jobflows import validate_jobflow
 from .jobs import job_problems, validate_job, validate_job_update
 from .lookup import Reader
 from .podgroups import validate_podgroup
@@ -16,6 +17,7 @@ __all__ = [
     "job_problems",
     "validate_job",
     "validate_job_update",
+    "validate_jobflow",
     "validate_podgroup",
     "validate_queue",
     "validate_queue_delete",

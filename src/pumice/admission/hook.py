@@ -9,8 +9,9 @@ In kube-apiserver's order:
    the webhook, as on a cluster);
 4. **validation**: the kind's Kubernetes rules, or for Volcano's kinds the schema ``pumice crds`` installs,
    ``422 Invalid`` naming every bad field;
-5. **Volcano's validating webhooks**: jobs, PodGroups, (hierarchical) queues; a refusal is a ``Denied``
-   (``400``, ``admission webhook "validatejob.volcano.sh" denied the request: ...``), as a cluster answers it.
+5. **Volcano's validating webhooks**: jobs, PodGroups, (hierarchical) queues, JobFlows (a DAG); a refusal is a
+   ``Denied`` (``400``, ``admission webhook "validatejob.volcano.sh" denied the request: ...``), as a cluster
+   answers it.
 
 The store calls the hook inside its lock; the hook reads the same store (namespaces, queues, PodGroups, pods)
 for cross-object rules, so it is built first and attached once the store exists::
@@ -28,12 +29,13 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from pumice.api.resources import JOBS, PODGROUPS, QUEUES
+from pumice.api.resources import JOBFLOWS, JOBS, PODGROUPS, QUEUES
 from pumice.api.validation import KindRef, Refusal, Validator
 from pumice.store import Denied, Forbidden, Invalid, MemoryStore, NotFound, Store, error_from_status
 
 from .defaulting import default_object
 from .fastpath import fill_podgroup_defaults, plain_podgroup
+from .jobflows import validate_jobflow
 from .jobs import validate_job, validate_job_update
 from .podgroups import validate_podgroup
 from .queues import validate_queue, validate_queue_delete
@@ -54,7 +56,7 @@ Obj = dict[str, Any]
 MUTATING_WEBHOOKS = {JOBS: "mutatejob.volcano.sh", QUEUES: "mutatequeue.volcano.sh",
                      PODGROUPS: "mutatepodgroup.volcano.sh"}
 VALIDATING_WEBHOOKS = {JOBS: "validatejob.volcano.sh", QUEUES: "validatequeue.volcano.sh",
-                       PODGROUPS: "validatepodgroup.volcano.sh"}
+                       PODGROUPS: "validatepodgroup.volcano.sh", JOBFLOWS: "validatejobflow.volcano.sh"}
 NAMESPACES = "namespaces"
 PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
 #: The priority classes every cluster has, and their values (they cannot be deleted).
@@ -146,7 +148,7 @@ class Admission:
                                         and base != "nodes")
             except Refusal as refusal:
                 raise error_from_status(refusal.status) from None
-        if not sub and base in (JOBS, PODGROUPS, QUEUES):
+        if not sub and base in VALIDATING_WEBHOOKS:
             self._validate(base, new, old)
         return new
 
@@ -241,6 +243,8 @@ class Admission:
         elif resource == PODGROUPS:
             if old is None:
                 self._webhook(name, validate_podgroup, self.store, new)
+        elif resource == JOBFLOWS:
+            self._webhook(name, validate_jobflow, new)
         else:
             self._webhook(name, validate_queue, self.store, new, old)
 

@@ -8,6 +8,7 @@ from typing import Any
 from pumice.api.batch import Command, Job
 from pumice.api.core import Namespace, Node, Pod
 from pumice.api.errors import UnknownResourceError
+from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
 from pumice.api.scheduling import PodGroup, PriorityClass, Queue
 from pumice.api.topology import HyperNode
@@ -47,6 +48,8 @@ MODELS: tuple[type[KubeObject], ...] = (
     HyperNode,
     Job,
     Command,
+    JobFlow,
+    JobTemplate,
 )
 
 _BY_TYPE: dict[tuple[str, str], type[KubeObject]] = {(m.API_VERSION, m.KIND): m for m in MODELS}

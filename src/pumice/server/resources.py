@@ -26,16 +26,19 @@ _EXTRA: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "services": ("service", ("svc",), ("all",)),
     "configmaps": ("configmap", ("cm",), ()),
     "secrets": ("secret", (), ()),
+    "networkpolicies.networking.k8s.io": ("networkpolicy", ("netpol",), ()),
     "priorityclasses.scheduling.k8s.io": ("priorityclass", ("pc",), ()),
     "jobs.batch.volcano.sh": ("job", ("vcjob", "vj"), ("volcano",)),
     "podgroups.scheduling.volcano.sh": ("podgroup", ("pg", "podgroup-v1beta1"), ("volcano",)),
     "queues.scheduling.volcano.sh": ("queue", ("q", "queue-v1beta1"), ("volcano",)),
     "commands.bus.volcano.sh": ("command", (), ("volcano",)),
+    "jobflows.flow.volcano.sh": ("jobflow", ("jf",), ("volcano",)),
+    "jobtemplates.flow.volcano.sh": ("jobtemplate", ("jt",), ("volcano",)),
     "hypernodes.topology.volcano.sh": ("hypernode", ("hn",), ("volcano",)),
 }
 
 #: Kinds whose Go types kubectl knows (strategic merge patch applies to them, not to custom resources).
-CORE_GROUPS = frozenset({"", "scheduling.k8s.io"})
+CORE_GROUPS = frozenset({"", "scheduling.k8s.io", "networking.k8s.io"})
 
 
 @dataclass(frozen=True, slots=True)
