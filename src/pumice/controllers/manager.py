@@ -32,10 +32,10 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Queue, PodGroup, Job, JobFlow, JobTemplate, GC and Namespace controllers; creates the ``root`` and
-    ``default`` queues."""
+    """Queue, PodGroup, Job, JobFlow, JobTemplate and GC controllers (and, ``embedded``, the namespace controller
+    kube-controller-manager runs on a real cluster); creates the ``root`` and ``default`` queues."""
 
-    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS) -> None:
+    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS, embedded: bool = False) -> None:
         self.store = store
         self.clock = clock
         self.max_rounds = max_rounds
@@ -48,9 +48,12 @@ class ControllerManager:
         self.jobflows = JobFlowController(store, clock, self.recorder)
         self.jobtemplates = JobTemplateController(store, clock)
         self.gc = GarbageCollector(store, clock)
-        self.namespaces = NamespaceController(store, clock)
         self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.jobflows,
-                                                    self.jobtemplates, self.gc, self.namespaces)
+                                                    self.jobtemplates, self.gc)
+        #: ``embedded``: the cluster has no kube-controller-manager, whose namespace lifecycle pumice then runs
+        self.namespaces = NamespaceController(store, clock) if embedded else None
+        if self.namespaces is not None:
+            self.controllers = (*self.controllers, self.namespaces)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = store.change_marker  # moves with every store write

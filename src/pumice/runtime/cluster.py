@@ -89,7 +89,7 @@ class Cluster:
         self.store: Store = store
         self._changes = store.change_marker  # what moves when the store is written (see ``_settle``)
         self.period = period
-        self.controllers = ControllerManager(store, self.clock) if controllers else None
+        self.controllers = ControllerManager(store, self.clock, embedded=True) if controllers else None
         if self.controllers is None:
             default_queues(store)
         #: Prometheus metrics of this cluster, in a registry of its own (``pumice.metrics``).
