@@ -13,6 +13,7 @@ end. "dev" counts answers that differ by a deviation listed in the README, "diff
 from __future__ import annotations
 
 import argparse
+import os
 import ssl
 import subprocess
 import sys
@@ -51,8 +52,8 @@ def main() -> None:
     state = Path(tempfile.mkdtemp(prefix="pumice-differential-"))
     port, etcd, _ = _free_ports(3)
     started = subprocess.run(["bash", str(KUBE120_TOOLS / "start.sh"), str(state), str(port), str(etcd)],
-                             capture_output=True, text=True, timeout=120, env={"APISERVER_FLAGS": BASE_FLAGS,
-                                                                               "PATH": "/usr/bin:/bin"})
+                             capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "APISERVER_FLAGS": BASE_FLAGS})
     if started.returncode != 0:
         sys.exit(f"kube-apiserver did not start: {started.stderr[-2000:]}")
     kubeconfig = Path(started.stdout.strip().splitlines()[-1])

@@ -381,7 +381,9 @@ class _Api:
         return _dry_run_values(values)
 
     def _fit_namespace(self, target: _Target, obj: dict[str, Any]) -> None:
-        meta = obj.setdefault("metadata", {})
+        if obj.get("metadata") is None:
+            obj["metadata"] = {}  # null is no metadata, as kube-apiserver reads it
+        meta = obj["metadata"]
         if not isinstance(meta, dict):
             raise BadRequest("metadata must be an object")
         if target.resource.namespaced:

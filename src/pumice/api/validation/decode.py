@@ -113,6 +113,10 @@ def _scalar(kind: str, value: Any) -> str | None:
             return f"json: cannot unmarshal {_json_type(value)} into Go value of type string"
         return None if _time(value) else f'parsing time "{value[:40]}" as "{_TIME_LAYOUT}": cannot parse'
     if kind == "byte":
+        if type(value) is list:  # Go reads a JSON array into a []byte element by element
+            if all(type(v) is int and 0 <= v <= 255 for v in value):
+                return None
+            return "decode []byte: expects numbers from 0 to 255"
         if type(value) is not str:
             return f"decode base64: expects a string, found {_json_type(value)}"
         try:

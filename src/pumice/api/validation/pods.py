@@ -517,6 +517,8 @@ def validate_pod_template(template: Any, path: str = "template") -> list[FieldEr
     return errors
 
 
+#: Set by admission plugins on create (``Priority``): an update without them keeps them.
+_ADMITTED_FIELDS = ("priority", "preemptionPolicy", "priorityClassName")
 _MUTABLE_POD_FIELDS = ("activeDeadlineSeconds", "tolerations")
 
 
@@ -574,6 +576,8 @@ def validate_pod_spec_update(new: Obj, old: Obj, path: str = "spec") -> list[Fie
             errors.append(forbidden(f"{path}.tolerations", "existing toleration can not be modified except its "
                                                            "tolerationSeconds"))
             break
+    # what admission filled in at create (a priority from the class) is kept when an update leaves it out
+    new_spec = {**{k: old_spec[k] for k in _ADMITTED_FIELDS if k in old_spec and k not in new_spec}, **new_spec}
     if _image_paths(new_spec) != _image_paths(old_spec):
         errors.append(forbidden(path, "pod updates may not change fields other than `spec.containers[*].image`, "
                                       "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or "

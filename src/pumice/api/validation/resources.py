@@ -119,6 +119,10 @@ def _resource_name(name: str, path: str, standard: frozenset[str], kind: str) ->
     return errors
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if type(value) is dict else {}
+
+
 def _compare(a: Any, b: Any) -> int:
     x, y = quantity_value(a), quantity_value(b)
     if x is None or y is None:
@@ -131,9 +135,10 @@ def validate_container_resources(resources: Any, path: str) -> list[FieldError]:
     server does before validating."""
     if type(resources) is not dict:
         return []
-    limits = resources.get("limits") if type(resources.get("limits")) is dict else {}
-    given = resources.get("requests") if type(resources.get("requests")) is dict else {}
-    requests = {**{k: v for k, v in limits.items() if v is not None}, **given} if limits else given
+    # a null quantity decodes as the zero quantity, as kube-apiserver reads it
+    limits = {k: "0" if v is None else v for k, v in _dict(resources.get("limits")).items()}
+    given = {k: "0" if v is None else v for k, v in _dict(resources.get("requests")).items()}
+    requests = {**limits, **given} if limits else given
     errors: list[FieldError] = []
     qos = False
     hugepages = False
