@@ -153,9 +153,9 @@ class Validator:
                     continue  # unknown fields are dropped by kube-apiserver's decoder
                 if key == "metadata" and plain_metadata(value):
                     continue
-                if key == "spec":
-                    problem = self._remember(("decode", definition), value,
-                                             lambda k=kind, v=value: decode_field(self.table, k, v, "spec"))
+                if type(value) is dict or type(value) is list:  # spec, status, data...: kept per text
+                    problem = self._remember(("decode", definition, key), value,
+                                             lambda k=kind, v=value, f=key: decode_field(self.table, k, v, f))
                 else:
                     problem = decode_field(self.table, kind, value, key)
                 if problem is not None:
@@ -218,8 +218,11 @@ class Validator:
             old_meta = old.get("metadata") if type(old.get("metadata")) is dict else {}
             errors = validate_meta_update(meta, old_meta, core=core)
         if definition is not None:
-            if rules.spec_only:
+            if rules.reads == "spec":
                 errors += self._remember(("rules", group, ref.kind), obj.get("spec"), lambda: rules.create(obj))
+            elif rules.reads == "body":
+                body = {k: v for k, v in obj.items() if k != "metadata"}
+                errors += self._remember(("rules", group, ref.kind), body, lambda: rules.create(obj))
             else:
                 errors += rules.create(obj)
             if old is not None:

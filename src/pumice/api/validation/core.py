@@ -73,8 +73,9 @@ class KindRules:
     create: Check = _none
     #: What an update must satisfy besides ``create``'s rules (which updates are checked against too).
     update: UpdateCheck = _no_update
-    #: ``create`` reads nothing but the object's ``spec`` (its answer can be kept per spec: a fast path).
-    spec_only: bool = False
+    #: What ``create`` reads (its answer can be kept per that part's text: the fast path): ``"spec"``, ``"body"``
+    #: (everything but the metadata), or ``""`` (the metadata too: nothing kept).
+    reads: str = ""
 
 
 def _dict(value: Any) -> Obj:
@@ -450,17 +451,17 @@ def _pod_template(template: Obj) -> list[FieldError]:
 
 #: ``(group, kind)`` -> the rules of Kubernetes' own kinds (kinds not listed get the metadata rules only).
 BUILT_IN: dict[tuple[str, str], KindRules] = {
-    ("", "Pod"): KindRules(create=_pod, update=_pod_update, spec_only=True),
-    ("", "Node"): KindRules(create=_node, update=_node_update),
-    ("", "Namespace"): KindRules(name=name_is_dns_label, create=_namespace, spec_only=True),
-    ("", "ConfigMap"): KindRules(create=_config_map, update=_immutable_data),
+    ("", "Pod"): KindRules(create=_pod, update=_pod_update, reads="spec"),
+    ("", "Node"): KindRules(create=_node, update=_node_update, reads="body"),
+    ("", "Namespace"): KindRules(name=name_is_dns_label, create=_namespace, reads="spec"),
+    ("", "ConfigMap"): KindRules(create=_config_map, update=_immutable_data, reads="body"),
     ("", "Secret"): KindRules(create=_secret, update=_secret_update),
-    ("", "Service"): KindRules(name=name_is_dns1035_label, create=_service, update=_service_update, spec_only=True),
+    ("", "Service"): KindRules(name=name_is_dns1035_label, create=_service, update=_service_update, reads="spec"),
     ("", "Event"): KindRules(name=path_segment_name, create=_event),  # event names: any one path segment
     ("", "ServiceAccount"): KindRules(create=_service_account),
     ("", "ResourceQuota"): KindRules(create=_resource_quota),
     ("", "PodTemplate"): KindRules(create=_pod_template),
     ("scheduling.k8s.io", "PriorityClass"): KindRules(name=_priority_class_name, create=_priority_class,
                                                       update=_priority_class_update),
-    ("coordination.k8s.io", "Lease"): KindRules(create=_lease, spec_only=True),
+    ("coordination.k8s.io", "Lease"): KindRules(create=_lease, reads="spec"),
 }

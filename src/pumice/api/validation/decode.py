@@ -64,14 +64,22 @@ def _quantity(text: str) -> bool:
     return valid
 
 
+_TIMES: dict[str, bool] = {}  # text -> RFC 3339? (objects written in the same second share their timestamps)
+
+
 def _time(text: str) -> bool:
-    if not _RFC3339.match(text):
-        return False
-    try:
-        datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return True
+    valid = _TIMES.get(text)
+    if valid is None:
+        valid = bool(_RFC3339.match(text))
+        if valid:
+            try:
+                datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                valid = False
+        if len(_TIMES) >= 4096:
+            _TIMES.clear()
+        _TIMES[text] = valid
+    return valid
 
 
 def _integer(value: Any, bounds: tuple[int, int], name: str) -> str | None:
