@@ -188,3 +188,24 @@ def test_an_unchanged_manifest_applied_again_is_no_change(store: MemoryStore) ->
     scaled = job("again", replicas=3)
     assert store.patch(JOBS, "default", "again", {"spec": {"tasks": scaled["spec"]["tasks"]}})["spec"]["tasks"][0][
         "replicas"] == 3
+
+
+def test_validate_cli_refuses_what_kube_apiserver_refuses(tmp_path: Path) -> None:
+    """The same validation backs ``pumice validate``: Kubernetes' rules of every kind, with kube-apiserver's words."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name, labels: {'a b': x}}\n"
+        "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '-4', nvidia.com/gpu: '1'}}}]}\n---\n"
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '-8'}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec: {containers: [{name: c, image: x}]}\n"
+    )
+    result = CliRunner().invoke(app, ["validate", "-f", str(bad)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith(f'refused: {bad}: object 1 (Pod default/Bad_Name): Pod "Bad_Name" is invalid: [')
+    for expected in ("metadata.name: Invalid value", "metadata.labels: Invalid value",
+                     'requests[cpu]: Invalid value: "-4": must be greater than or equal to 0',
+                     "limits: Required value: Limit must be set for non overcommitable resources"):
+        assert expected in lines[0]
+    assert 'status.capacity.cpu: Invalid value: "-8"' in lines[1]
+    assert lines[2] == "1 accepted, 2 refused"

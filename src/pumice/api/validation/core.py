@@ -8,8 +8,6 @@ an entry get the metadata rules only.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import (
@@ -24,9 +22,9 @@ from .errors import (
     required,
     too_long,
 )
+from .kinds import KindRules
 from .meta import STANDARD_FINALIZERS, validate_labels
 from .names import (
-    NameCheck,
     is_config_map_key,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -40,12 +38,11 @@ from .names import (
 )
 from .pods import validate_pod_spec, validate_pod_spec_update
 from .resources import validate_quantity, validate_quota_resources
+from .workloads import WORKLOAD_RULES
 
 __all__ = ["BUILT_IN", "KindRules"]
 
 Obj = dict[str, Any]
-Check = Callable[[Obj], list[FieldError]]
-UpdateCheck = Callable[[Obj, Obj], list[FieldError]]
 
 MAX_DATA_SIZE = 1024 * 1024  # a ConfigMap's or Secret's data, at most (bytes)
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -55,27 +52,6 @@ _PROTOCOLS = ("SCTP", "TCP", "UDP")
 _PORT_RANGE = "must be between 1 and 65535, inclusive"
 _SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 _HIGHEST_USER_PRIORITY = 1000000000
-
-
-def _none(obj: Obj) -> list[FieldError]:
-    return []
-
-
-def _no_update(new: Obj, old: Obj) -> list[FieldError]:
-    return []
-
-
-@dataclass(frozen=True, slots=True)
-class KindRules:
-    """How one kind is validated (beyond the metadata rules every kind has)."""
-
-    name: NameCheck = name_is_dns_subdomain
-    create: Check = _none
-    #: What an update must satisfy besides ``create``'s rules (which updates are checked against too).
-    update: UpdateCheck = _no_update
-    #: What ``create`` reads (its answer can be kept per that part's text: the fast path): ``"spec"``, ``"body"``
-    #: (everything but the metadata), or ``""`` (the metadata too: nothing kept).
-    reads: str = ""
 
 
 def _dict(value: Any) -> Obj:
@@ -451,6 +427,7 @@ def _pod_template(template: Obj) -> list[FieldError]:
 
 #: ``(group, kind)`` -> the rules of Kubernetes' own kinds (kinds not listed get the metadata rules only).
 BUILT_IN: dict[tuple[str, str], KindRules] = {
+    **WORKLOAD_RULES,
     ("", "Pod"): KindRules(create=_pod, update=_pod_update, reads="spec"),
     ("", "Node"): KindRules(create=_node, update=_node_update, reads="body"),
     ("", "Namespace"): KindRules(name=name_is_dns_label, create=_namespace, reads="spec"),

@@ -1,0 +1,255 @@
+"""Rules of the workload and RBAC kinds (``pkg/apis/apps``, ``batch``, ``rbac`` validation): Deployments,
+ReplicaSets, StatefulSets, DaemonSets, batch Jobs and CronJobs, Roles and their bindings.
+
+A workload's selector must be given and match its pod template's labels, counts are not negative, its
+template is a valid pod template (with the restart policies the kind allows); what a workload update may not
+change (selectors, a StatefulSet's identity) is refused. RBAC rules need verbs, and bind an existing kind of
+role to known kinds of subjects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import FieldError, forbidden, invalid, not_supported, required
+from .kinds import KindRules
+from .names import path_segment_name
+from .pods import validate_label_selector, validate_pod_template
+
+__all__ = ["WORKLOAD_RULES"]
+
+Obj = dict[str, Any]
+_NONNEGATIVE = "must be greater than or equal to 0"
+
+
+def _dict(value: Any) -> Obj:
+    return value if type(value) is dict else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if type(value) is list else []
+
+
+def _nonnegative(spec: Obj, keys: tuple[str, ...], path: str = "spec") -> list[FieldError]:
+    return [invalid(f"{path}.{key}", spec[key], _NONNEGATIVE) for key in keys
+            if type(spec.get(key)) is int and spec[key] < 0]
+
+
+def _matches(selector: Obj, labels: Obj) -> bool:
+    for key, value in _dict(selector.get("matchLabels")).items():
+        if labels.get(key) != value:
+            return False
+    for requirement in _list(selector.get("matchExpressions")):
+        requirement = _dict(requirement)
+        key, operator = requirement.get("key"), requirement.get("operator")
+        values = _list(requirement.get("values"))
+        present = key in labels
+        if (operator == "In" and (not present or labels[key] not in values)) or \
+                (operator == "NotIn" and present and labels[key] in values) or \
+                (operator == "Exists" and not present) or (operator == "DoesNotExist" and present):
+            return False
+    return True
+
+
+def _selected_template(spec: Obj, path: str = "spec", *, restart: tuple[str, ...] = ("Always",),
+                       required_selector: bool = True) -> list[FieldError]:
+    """A workload's selector and pod template (``ValidatePodTemplateSpecForReplicaSet`` and friends)."""
+    errors: list[FieldError] = []
+    selector = spec.get("selector")
+    template = _dict(spec.get("template"))
+    labels = _dict(_dict(template.get("metadata")).get("labels"))
+    if type(selector) is not dict:
+        if required_selector:
+            errors.append(required(f"{path}.selector"))
+    else:
+        errors += validate_label_selector(selector, f"{path}.selector")
+        if not selector.get("matchLabels") and not selector.get("matchExpressions"):
+            errors.append(invalid(f"{path}.selector", selector, "empty selector is invalid for deployment"))
+    if type(selector) is not dict or not _matches(selector, labels):
+        errors.append(invalid(f"{path}.template.metadata.labels", labels,
+                              "`selector` does not match template `labels`"))
+    errors += validate_pod_template(template, f"{path}.template")
+    policy = _dict(template.get("spec")).get("restartPolicy")
+    if policy is not None and policy not in restart:
+        errors.append(not_supported(f"{path}.template.spec.restartPolicy", policy, restart))
+    return errors
+
+
+def _deployment(obj: Obj) -> list[FieldError]:
+    spec = _dict(obj.get("spec"))
+    errors = _nonnegative(spec, ("replicas", "minReadySeconds", "revisionHistoryLimit"))
+    errors += _selected_template(spec)
+    strategy = spec.get("strategy")
+    kind = _dict(strategy).get("type")
+    if kind is not None and kind not in ("Recreate", "RollingUpdate"):
+        errors.append(not_supported("spec.strategy", strategy, ("Recreate", "RollingUpdate")))
+    if kind == "Recreate" and _dict(strategy).get("rollingUpdate") is not None:
+        errors.append(forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is "
+                                                               "'Recreate'"))
+    deadline = spec.get("progressDeadlineSeconds")
+    if type(deadline) is int and type(spec.get("minReadySeconds")) is int and deadline <= spec["minReadySeconds"]:
+        errors.append(invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds"))
+    return errors
+
+
+def _replica_set(obj: Obj) -> list[FieldError]:
+    spec = _dict(obj.get("spec"))
+    return _nonnegative(spec, ("replicas", "minReadySeconds")) + _selected_template(spec)
+
+
+def _stateful_set(obj: Obj) -> list[FieldError]:
+    spec = _dict(obj.get("spec"))
+    errors = _nonnegative(spec, ("replicas", "revisionHistoryLimit"))
+    policy = spec.get("podManagementPolicy")
+    if policy is not None and policy not in ("OrderedReady", "Parallel"):
+        errors.append(invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
+    strategy = spec.get("updateStrategy")
+    kind = _dict(strategy).get("type")
+    if kind is not None and kind not in ("RollingUpdate", "OnDelete"):
+        errors.append(invalid("spec.updateStrategy", strategy, "must be 'RollingUpdate' or 'OnDelete'"))
+    return errors + _selected_template(spec)
+
+
+def _daemon_set(obj: Obj) -> list[FieldError]:
+    spec = _dict(obj.get("spec"))
+    return _nonnegative(spec, ("minReadySeconds", "revisionHistoryLimit")) + _selected_template(spec)
+
+
+def _job_spec(spec: Obj, path: str) -> list[FieldError]:
+    errors = _nonnegative(spec, ("parallelism", "completions", "backoffLimit"), path)
+    deadline = spec.get("activeDeadlineSeconds")
+    if type(deadline) is int and deadline <= 0:
+        errors.append(invalid(f"{path}.activeDeadlineSeconds", deadline, "must be greater than 0"))
+    template = _dict(spec.get("template"))
+    if spec.get("selector") is not None:
+        errors += validate_label_selector(spec["selector"], f"{path}.selector")
+    errors += validate_pod_template(template, f"{path}.template")
+    policy = _dict(template.get("spec")).get("restartPolicy")
+    if policy is None:
+        errors.append(required(f"{path}.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"'))
+    elif policy not in ("OnFailure", "Never"):
+        errors.append(not_supported(f"{path}.template.spec.restartPolicy", policy, ("OnFailure", "Never")))
+    return errors
+
+
+def _batch_job(obj: Obj) -> list[FieldError]:
+    return _job_spec(_dict(obj.get("spec")), "spec")
+
+
+def _cron_job(obj: Obj) -> list[FieldError]:
+    spec = _dict(obj.get("spec"))
+    errors: list[FieldError] = []
+    if not spec.get("schedule"):
+        errors.append(required("spec.schedule"))
+    policy = spec.get("concurrencyPolicy")
+    if policy is not None and policy not in ("Allow", "Forbid", "Replace"):
+        errors.append(not_supported("spec.concurrencyPolicy", policy, ("Allow", "Forbid", "Replace")))
+    errors += _nonnegative(spec, ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"))
+    job = _dict(spec.get("jobTemplate"))
+    return errors + _job_spec(_dict(job.get("spec")), "spec.jobTemplate.spec")
+
+
+def _selector_unchanged(new: Obj, old: Obj) -> list[FieldError]:
+    selector, before = _dict(new.get("spec")).get("selector"), _dict(old.get("spec")).get("selector")
+    if selector != before:
+        return [invalid("spec.selector", selector, "field is immutable")]
+    return []
+
+
+def _stateful_set_update(new: Obj, old: Obj) -> list[FieldError]:
+    mutable = ("replicas", "template", "updateStrategy", "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
+    new_spec = {k: v for k, v in _dict(new.get("spec")).items() if k not in mutable}
+    old_spec = {k: v for k, v in _dict(old.get("spec")).items() if k not in mutable}
+    if new_spec != old_spec:
+        return [forbidden("spec", "updates to statefulset spec for fields other than 'replicas', 'template', "
+                                  "'updateStrategy' and 'minReadySeconds' are forbidden")]
+    return []
+
+
+def _batch_job_update(new: Obj, old: Obj) -> list[FieldError]:
+    errors = _selector_unchanged(new, old)
+    new_spec, old_spec = _dict(new.get("spec")), _dict(old.get("spec"))
+    if new_spec.get("completions") != old_spec.get("completions"):
+        errors.append(invalid("spec.completions", new_spec.get("completions"), "field is immutable"))
+    if new_spec.get("template") != old_spec.get("template"):
+        errors.append(invalid("spec.template", new_spec.get("template"), "field is immutable"))
+    return errors
+
+
+# ---------------------------------------------------------------------------- RBAC
+
+
+def _policy_rules(rules: list[Any], path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for index, rule in enumerate(rules):
+        where = f"{path}[{index}]"
+        rule = _dict(rule)
+        if not _list(rule.get("verbs")):
+            errors.append(required(f"{where}.verbs", "verbs must contain at least one value"))
+        urls = _list(rule.get("nonResourceURLs"))
+        if urls and (_list(rule.get("apiGroups")) or _list(rule.get("resources"))):
+            errors.append(invalid(f"{where}.nonResourceURLs", urls,
+                                  "rules cannot apply to both regular resources and non-resource URLs"))
+        elif not urls and not _list(rule.get("apiGroups")) and (_list(rule.get("resources"))
+                                                                or _list(rule.get("resourceNames"))):
+            errors.append(required(f"{where}.apiGroups", "resource rules must supply at least one api group"))
+    return errors
+
+
+def _role(obj: Obj) -> list[FieldError]:
+    return _policy_rules(_list(obj.get("rules")), "rules")
+
+
+def _binding(obj: Obj, *, cluster: bool) -> list[FieldError]:
+    errors: list[FieldError] = []
+    ref = _dict(obj.get("roleRef"))
+    kinds = ("ClusterRole",) if cluster else ("Role", "ClusterRole")
+    if ref.get("apiGroup") not in (None, "", "rbac.authorization.k8s.io"):
+        errors.append(not_supported("roleRef.apiGroup", ref.get("apiGroup"), ("rbac.authorization.k8s.io",)))
+    if ref.get("kind") not in kinds:
+        errors.append(not_supported("roleRef.kind", ref.get("kind") or "", kinds))
+    if not ref.get("name"):
+        errors.append(required("roleRef.name"))
+    for index, subject in enumerate(_list(obj.get("subjects"))):
+        where = f"subjects[{index}]"
+        subject = _dict(subject)
+        if not subject.get("name"):
+            errors.append(required(f"{where}.name"))
+        kind = subject.get("kind")
+        if kind not in ("ServiceAccount", "User", "Group"):
+            errors.append(not_supported(f"{where}.kind", kind or "", ("ServiceAccount", "User", "Group")))
+        elif kind == "ServiceAccount" and cluster and not subject.get("namespace"):
+            errors.append(required(f"{where}.namespace"))
+    return errors
+
+
+def _role_binding(obj: Obj) -> list[FieldError]:
+    return _binding(obj, cluster=False)
+
+
+def _cluster_role_binding(obj: Obj) -> list[FieldError]:
+    return _binding(obj, cluster=True)
+
+
+def _role_ref_unchanged(new: Obj, old: Obj) -> list[FieldError]:
+    if new.get("roleRef") != old.get("roleRef"):
+        return [invalid("roleRef", new.get("roleRef"), "cannot change roleRef")]
+    return []
+
+
+WORKLOAD_RULES: dict[tuple[str, str], KindRules] = {
+    ("apps", "Deployment"): KindRules(create=_deployment, update=_selector_unchanged, reads="spec"),
+    ("apps", "ReplicaSet"): KindRules(create=_replica_set, update=_selector_unchanged, reads="spec"),
+    ("apps", "StatefulSet"): KindRules(create=_stateful_set, update=_stateful_set_update, reads="spec"),
+    ("apps", "DaemonSet"): KindRules(create=_daemon_set, update=_selector_unchanged, reads="spec"),
+    ("batch", "Job"): KindRules(create=_batch_job, update=_batch_job_update, reads="spec"),
+    ("batch", "CronJob"): KindRules(create=_cron_job, reads="spec"),
+    ("rbac.authorization.k8s.io", "Role"): KindRules(name=path_segment_name, create=_role, reads="body"),
+    ("rbac.authorization.k8s.io", "ClusterRole"): KindRules(name=path_segment_name, create=_role,
+                                                            reads="body"),
+    ("rbac.authorization.k8s.io", "RoleBinding"): KindRules(name=path_segment_name, create=_role_binding,
+                                                            update=_role_ref_unchanged, reads="body"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): KindRules(
+        name=path_segment_name, create=_cluster_role_binding, update=_role_ref_unchanged, reads="body"),
+}
+
