@@ -27,7 +27,8 @@ def _used(store: Store) -> tuple[set[str], set[int]]:
     ips: set[str] = set()
     ports: set[int] = set()
     for svc in items:
-        spec = svc.get("spec") if isinstance(svc.get("spec"), dict) else {}
+        found = svc.get("spec")
+        spec: Obj = found if isinstance(found, dict) else {}
         if spec.get("clusterIP"):
             ips.add(str(spec["clusterIP"]))
         for port in spec.get("ports") or ():

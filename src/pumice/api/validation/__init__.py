@@ -17,6 +17,7 @@ would admit it. A custom kind that pumice has no model of (a user's CRD) brings 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import threading
 from collections.abc import Callable
@@ -78,6 +79,11 @@ def volcano_schema(api_version: str, kind: str) -> dict[str, Any] | None:
 def invalid_refusal(ref: KindRef, name: str, errors: list[FieldError]) -> Refusal:
     """The ``422 Invalid`` refusal (a cause per bad field) of an object with ``errors``."""
     return Refusal(invalid_status(ref.kind, ref.group, name, errors))
+
+
+def _meta_of(obj: Obj) -> Obj:
+    meta = obj.get("metadata")
+    return meta if type(meta) is dict else {}
 
 
 def _undecodable(ref: KindRef, problem: str) -> Refusal:
@@ -155,7 +161,7 @@ class Validator:
                     continue
                 if type(value) is dict or type(value) is list:  # spec, status, data...: kept per text
                     problem = self._remember(("decode", definition, key), value,
-                                             lambda k=kind, v=value, f=key: decode_field(self.table, k, v, f))
+                                             functools.partial(decode_field, self.table, kind, value, key))
                 else:
                     problem = decode_field(self.table, kind, value, key)
                 if problem is not None:
@@ -207,7 +213,7 @@ class Validator:
             self._local.last = None  # the write is decided: its texts are not kept
 
     def _problems(self, ref: KindRef, obj: Obj, old: Obj | None, skip_status: bool) -> list[FieldError]:
-        meta = obj.get("metadata") if type(obj.get("metadata")) is dict else {}
+        meta = _meta_of(obj)
         group = ref.group
         definition = self._definition(ref)
         rules = BUILT_IN.get((group, ref.kind), _DEFAULT_RULES)
@@ -215,8 +221,7 @@ class Validator:
         if old is None:
             errors = validate_meta(meta, namespaced=ref.namespaced, name_check=rules.name, core=core)
         else:
-            old_meta = old.get("metadata") if type(old.get("metadata")) is dict else {}
-            errors = validate_meta_update(meta, old_meta, core=core)
+            errors = validate_meta_update(meta, _meta_of(old), core=core)
         if definition is not None:
             if rules.reads == "spec":
                 errors += self._remember(("rules", group, ref.kind), obj.get("spec"), lambda: rules.create(obj))

@@ -73,7 +73,7 @@ class TypeTable:
 def _type_of(schema: dict[str, Any], refs: set[str]) -> str:
     ref = schema.get("$ref")
     if ref:
-        name = ref.rsplit("/", 1)[-1]
+        name = str(ref).rsplit("/", 1)[-1]
         refs.add(name)
         return "@" + name
     kind, fmt = schema.get("type"), schema.get("format")
@@ -123,7 +123,7 @@ def build_table(document: dict[str, Any]) -> dict[str, TypeDef]:
                 entry["x"] = extensions
         if definition.get("required"):
             entry["required"] = sorted(definition["required"])
-        gvks = definition.get("x-kubernetes-group-version-kind")
+        gvks = definition.get("x-kubernetes-group-version-kind") or []
         if gvks and name in roots:
             entry["gvk"] = sorted([g.get("group", ""), g["version"], g["kind"]] for g in gvks)
         out[name] = entry

@@ -48,7 +48,7 @@ def _labels(labels: Any, path: str) -> list[FieldError]:
     if not errors and len(key) <= 8:
         if len(_LABELS_OK) >= 4096:
             _LABELS_OK.clear()
-        _LABELS_OK.add(key)  # type: ignore[arg-type]
+        _LABELS_OK.add(key)
     return errors
 
 

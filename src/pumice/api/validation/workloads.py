@@ -41,7 +41,7 @@ def _matches(selector: Obj, labels: Obj) -> bool:
             return False
     for requirement in _list(selector.get("matchExpressions")):
         requirement = _dict(requirement)
-        key, operator = requirement.get("key"), requirement.get("operator")
+        key, operator = str(requirement.get("key") or ""), requirement.get("operator")
         values = _list(requirement.get("values"))
         present = key in labels
         if (operator == "In" and (not present or labels[key] not in values)) or \
