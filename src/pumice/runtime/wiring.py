@@ -1,4 +1,4 @@
-"""Wiring helpers of the runtime: admission hook, kind -> resource, Volcano's starting queues."""
+"""Wiring helpers of the runtime: admission hook, apiVersion/kind -> resource, Volcano's starting queues."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from pumice.admission import Admission
-from pumice.admission.hook import SYSTEM_PRIORITY_CLASSES, VALIDATED_STATUS
-from pumice.api.resources import QUEUES
-from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
+from pumice.admission import ADMITTED_DELETES, ADMITTED_RESOURCES, ADMITTED_UPDATES, Admission
+from pumice.admission.hook import SYSTEM_PRIORITY_CLASSES
+from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, ResourceRegistry, Store
 
 __all__ = [
     "DEFAULT_NAMESPACES",
     "admitted_deletes",
     "admitted_resources",
+    "admitted_updates",
     "attach_admission",
     "default_objects",
     "default_queues",
@@ -22,40 +22,47 @@ __all__ = [
     "resource_for",
 ]
 
-_KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
+_BUILT_IN = ResourceRegistry(DEFAULT_RESOURCES)
 
 
 def load_admission(*, cluster: bool = False) -> Admission:
-    """A fresh ``pumice.admission.Admission`` hook (Kubernetes' validation, Volcano's webhooks), told which writes
-    it vets. ``cluster``: the admission plugins of a real cluster that read other objects too, as ``pumice up``
+    """A fresh ``pumice.admission.Admission`` hook (Kubernetes' validation and kube-apiserver's checks, Volcano's
+    webhooks). ``cluster``: also the admission plugins of a real cluster that read other objects, as ``pumice up``
     runs them: objects in a namespace that exists and is not being deleted, pod priorities from their
-    PriorityClass (see ``Admission``); ``default_objects`` creates the namespaces and classes they need.
+    PriorityClass, service addresses (see ``Admission``); ``default_objects`` creates the namespaces and classes
+    they need.
 
-    The hook reads the store it guards: ``Cluster`` attaches it to its store (``hook.attach(store)``).
+    It declares the writes it vets itself (``resources``, ``updates``, ``deletes``: see ``admitted_*``), the
+    custom resources joining as their CRDs are admitted. The hook reads the store it guards: ``Cluster``
+    attaches it to its store (``hook.attach(store)``).
     """
-    hook = Admission(cluster=cluster)
-    hook.resources = admitted_resources()
-    hook.deletes = admitted_deletes()
-    return hook
+    return Admission(cluster=cluster)
 
 
 def admitted_resources() -> frozenset[str]:
-    """What admission vets: every main-resource write (Kubernetes' validation, Volcano's webhooks for Jobs,
-    PodGroups and Queues) and nodes' status writes (see ``pumice.admission``).
+    """What the admission hook vets (see ``pumice.admission``): every main-resource write (Kubernetes' validation
+    of every kind; Volcano's webhooks; workloads' defaults; CRDs and the custom resources they define), and nodes'
+    status writes.
 
     Declared to the store as the hook's ``resources``, so that every other write (the kubelets' and controllers'
     status writes, bindings) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
     the hook indeed leaves those writes alone.
     """
-    return frozenset({info.name for info in DEFAULT_RESOURCES}) | {f"{r}/status" for r in VALIDATED_STATUS}
+    return frozenset(ADMITTED_RESOURCES)
+
+
+def admitted_updates() -> frozenset[str]:
+    """The updates the admission hook vets: those of ``admitted_resources()``."""
+    return frozenset(ADMITTED_UPDATES)
 
 
 def admitted_deletes() -> frozenset[str]:
-    """The deletions Volcano's webhooks vet: only of Queues (a queue with children or a built-in one stays).
+    """The deletions the admission hook vets: of Queues (a queue with children or a built-in one stays) and of
+    CRDs (their objects go first).
 
     Declared as the hook's ``deletes``: deleting a PodGroup or a Job then costs no copy of it for the hook.
     """
-    return frozenset({QUEUES})
+    return frozenset(ADMITTED_DELETES)
 
 
 def attach_admission(store: Store) -> None:
@@ -67,15 +74,18 @@ def attach_admission(store: Store) -> None:
 
 
 def resource_for(obj: Mapping[str, Any], store: Store | None = None) -> ResourceInfo:
-    """The store resource of an object from its kind (``KeyError`` if the kind is unknown)."""
-    kind = str(obj.get("kind") or "")
+    """The store resource serving an object, from its apiVersion and kind (the store's registry first: it knows
+    the custom resources of its CRDs). A reference without apiVersion (``{kind: Job, name: x}`` in a scenario's
+    delete) takes the first resource of that kind: Volcano's Job before Kubernetes'. ``KeyError`` naming the
+    type if none serves it, as kubectl's "no matches for kind"."""
+    api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
     registry = getattr(store, "resources", None)
-    if registry is not None:
-        for name in registry:
-            info = registry[name]
-            if info.kind == kind:
+    for known in (registry, _BUILT_IN):
+        if isinstance(known, ResourceRegistry):
+            info = known.for_type(api_version, kind) if api_version else known.for_kind(kind)
+            if info is not None:
                 return info
-    return _KINDS[kind]
+    raise KeyError(f'no matches for kind "{kind}" in version "{api_version}"')
 
 
 #: The namespaces a Kubernetes cluster starts with.

@@ -25,6 +25,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
+from pumice.admission.crds import custom_schema
+from pumice.api.validation import volcano_schema
 from pumice.clock import rfc3339
 from pumice.store import (
     DEFAULT_RESOURCES,
@@ -32,6 +34,7 @@ from pumice.store import (
     BadRequest,
     Conflict,
     NotFound,
+    ResourceRegistry,
     Store,
     StoreError,
 )
@@ -103,16 +106,44 @@ class _Api:
         watch_timeout: float,
     ) -> None:
         self.store = store
-        registry = getattr(store, "resources", None)
-        infos = DEFAULT_RESOURCES if registry is None else tuple(registry[name] for name in registry)
-        self.index = ResourceIndex(infos)
         self.now = now
         self.on_change = on_change
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout
         self.pager = ListPager()
-        self._openapi = openapi_v2(self.index)
+        self._indexed: object = ()  # the registry generation ``_index`` was built for
+        self._index = self._build_index()
+
+    def _build_index(self) -> ResourceIndex:
+        registry = getattr(self.store, "resources", None)
+        infos = DEFAULT_RESOURCES if registry is None else tuple(registry[name] for name in registry)
+        self._indexed = getattr(registry, "generation", None)
+        index = ResourceIndex(infos)
+        self._openapi = openapi_v2(index, self._schema_of)
         self._openapi_pb = openapi_v2_protobuf(self._openapi)
+        self._openapi_v3: dict[tuple[str, str], dict[str, Any] | None] = {}
+        return index
+
+    def _schema_of(self, api_version: str, kind: str) -> dict[str, Any] | None:
+        """A custom kind's schema: Volcano's (``pumice crds``), or the one its CustomResourceDefinition gives."""
+        schema = volcano_schema(api_version, kind)
+        if schema is not None:
+            return schema
+        registry = getattr(self.store, "resources", None)
+        info = registry.for_type(api_version, kind) if isinstance(registry, ResourceRegistry) else None
+        if info is None or not info.custom:
+            return None
+        try:
+            return custom_schema(self.store, info, api_version)
+        except StoreError:
+            return None
+
+    @property
+    def index(self) -> ResourceIndex:
+        """The served resources, rebuilt when a CustomResourceDefinition changed what the store serves."""
+        if getattr(getattr(self.store, "resources", None), "generation", None) != self._indexed:
+            self._index = self._build_index()
+        return self._index
 
     # --- discovery ----------------------------------------------------------------------------------------
 
@@ -165,7 +196,10 @@ class _Api:
 
     async def openapi_v3_group(self, request: Request) -> Response:
         p = request.path_params
-        doc = openapi_v3_document(self.index, p.get("group", ""), p["version"])
+        index, key = self.index, (p.get("group", ""), p["version"])
+        if key not in self._openapi_v3:
+            self._openapi_v3[key] = openapi_v3_document(index, key[0], key[1], self._schema_of)
+        doc = self._openapi_v3[key]
         return _not_found() if doc is None else _Json(doc)
 
     # --- resources ----------------------------------------------------------------------------------------
@@ -257,6 +291,9 @@ class _Api:
 
     def _respond(self, request: Request, target: _Target, objects: list[dict[str, Any]], rv: str | None,
                  single: dict[str, Any] | None = None, list_meta: dict[str, Any] | None = None) -> Response:
+        if target.resource.converts:
+            objects = [_as_version(target.resource, o) for o in objects]
+            single = None if single is None else objects[0]
         accept = request.headers.get("accept")
         if wants_table(accept):
             include = request.query_params.get("includeObject") or "Metadata"
@@ -326,6 +363,8 @@ class _Api:
         first = [True]
 
         def encode(event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
+            if r.converts:
+                obj = _as_version(r, obj)
             if not table:
                 return obj
             out = table_for(r.store_name, [obj], self.now(), include_object=include, with_columns=first[0],
@@ -406,7 +445,7 @@ class _Api:
         prepare_for_create(target.resource, body)
         record_update(None, body, self._manager(request), rfc3339(self.now()), builtin=target.resource.strategic)
         created = await self._write(self.store.create, target.resource.store_name, body, dry_run=dry)
-        return _Json(created, status_code=201)
+        return _Json(_as_version(target.resource, created), status_code=201)
 
     async def _update(self, request: Request, target: _Target) -> Response:
         dry = self._dry_run(request)
@@ -429,7 +468,7 @@ class _Api:
             return self.store.update(r.store_name, body, subresource=target.sub)
 
         updated = await self._write(update, dry_run=dry)
-        return _Json(updated)
+        return _Json(_as_version(r, updated))
 
     async def _patch(self, request: Request, target: _Target) -> Response:
         dry = self._dry_run(request)
@@ -438,7 +477,7 @@ class _Api:
         if ctype == _STRATEGIC and r.strategic:
             body = await self._body(request)
             result = await self._write(self._strategic, target, body, self._manager(request), dry_run=dry)
-            return _Json(result)
+            return _Json(_as_version(r, result))
         if ctype == _APPLY and target.sub is None:
             return await self._apply(request, target, dry)
         if ctype not in (_MERGE, _JSON_PATCH):
@@ -450,7 +489,7 @@ class _Api:
         kind = "merge" if ctype == _MERGE else "json"
         patched = await self._write(self.store.patch, r.store_name, target.namespace, target.name, body,
                                     patch_type=kind, subresource=target.sub, dry_run=dry)
-        return _Json(patched)
+        return _Json(_as_version(r, patched))
 
     def _manager(self, request: Request) -> str:
         return manager_of(request.query_params.get("fieldManager"), request.headers.get("user-agent"))
@@ -498,7 +537,7 @@ class _Api:
             raise Conflict(f'{r.store_name} "{target.name}" keeps changing: server-side apply gave up')
 
         result, created = await self._write(apply, dry_run=dry)
-        return _Json(result, status_code=201 if created else 200)
+        return _Json(_as_version(r, result), status_code=201 if created else 200)
 
     def _strategic(self, target: _Target, patch: Any, manager: str = "unknown") -> dict[str, Any]:
         """Read, patch, write with the read's resourceVersion; retried on a concurrent write."""
@@ -553,7 +592,7 @@ class _Api:
                                f"UID in object meta: {current['metadata'].get('uid')}")
         deleted = await self._write(self.store.delete, r.store_name, target.namespace, target.name,
                                     resource_version=rv, dry_run=dry)
-        return _Json(deleted)
+        return _Json(_as_version(r, deleted))
 
     async def _delete_collection(self, request: Request, target: _Target) -> Response:
         dry = self._dry_run(request)
@@ -613,6 +652,14 @@ def _dry_run_values(values: list[Any]) -> bool:
         if value != "All":
             raise BadRequest(f'unsupported dry run value "{value}"; only "All" is supported')
     return bool(values)
+
+
+def _as_version(resource: ApiResource, obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` as served under ``resource``'s version: the same fields, its ``apiVersion`` (no schema differs
+    between the versions pumice serves of one kind, as for a CRD without a conversion webhook)."""
+    if not resource.converts or not isinstance(obj, dict):
+        return obj
+    return {**obj, "apiVersion": resource.group_version}
 
 
 def _limit(raw: str | None) -> int | None:

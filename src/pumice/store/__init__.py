@@ -24,7 +24,7 @@ from .errors import (
 from .memory import MemoryStore
 from .patch import apply_json_patch, apply_merge_patch, apply_patch
 from .protocol import Admission, EventType, Operation, Store, Watch, WatchEvent
-from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
+from .resources import CRDS, DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry, custom_resource, custom_resources
 from .rules import format_timestamp
 from .selectors import (
     FieldRequirement,
@@ -36,6 +36,7 @@ from .sqlite import SqliteBackend, SqliteStore
 from .watch import FeedWatcher, Watcher
 
 __all__ = [
+    "CRDS",
     "DEFAULT_HISTORY",
     "DEFAULT_RESOURCES",
     "Admission",
@@ -71,6 +72,8 @@ __all__ = [
     "apply_json_patch",
     "apply_merge_patch",
     "apply_patch",
+    "custom_resource",
+    "custom_resources",
     "error_from_status",
     "format_timestamp",
     "parse_field_selector",

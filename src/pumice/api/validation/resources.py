@@ -114,7 +114,7 @@ def _resource_name(name: str, path: str, standard: frozenset[str], kind: str) ->
         if name not in standard and not is_hugepages(name) and not (kind == "quota" and
                                                                     name.startswith("requests.hugepages-")):
             errors.append(invalid(path, name, f"must be a standard resource for {kind}"))
-    elif not is_native_resource(name) and not is_extended_resource(name):
+    elif kind == "containers" and not is_native_resource(name) and not is_extended_resource(name):
         errors.append(invalid(path, name, "doesn't follow extended resource name standard"))
     return errors
 

@@ -228,7 +228,7 @@ def _object(value: dict[str, Any], schema: Schema, path: str, errors: list[Field
         if sub is not None:
             _check(item, sub, _join(path, key), errors)
     for key in schema.get("required") or ():
-        if key not in value:
+        if key not in value and not (embedded and key in _META_KEYS):  # the API server's, always there
             errors.append(required(_join(path, key)))
     if "maxProperties" in schema and len(value) > schema["maxProperties"]:
         errors.append(FieldError("FieldValueTooMany", path, len(value),

@@ -9,6 +9,7 @@ role to known kinds of subjects.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .errors import FieldError, forbidden, invalid, not_supported, required
@@ -20,6 +21,7 @@ __all__ = ["WORKLOAD_RULES"]
 
 Obj = dict[str, Any]
 _NONNEGATIVE = "must be greater than or equal to 0"
+_PERCENT = re.compile(r"^(\d+)%$")
 
 
 def _dict(value: Any) -> Obj:
@@ -75,6 +77,31 @@ def _selected_template(spec: Obj, path: str = "spec", *, restart: tuple[str, ...
     return errors
 
 
+def _int_or_percent(value: Any, path: str, errors: list[FieldError]) -> tuple[int, bool] | None:
+    """An int-or-string count (``maxSurge``: 1, "25%"): its number and whether it is a percentage."""
+    if type(value) is int:
+        if value < 0:
+            errors.append(invalid(path, value, _NONNEGATIVE))
+        return value, False
+    match = _PERCENT.match(str(value))
+    if match is None:
+        errors.append(invalid(path, value, "a valid percent string must be a numeric string followed by an ending "
+                                           "'%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"))
+        return None
+    if int(match.group(1)) > 100:
+        errors.append(invalid(path, value, "must not be greater than 100%"))
+    return int(match.group(1)), True
+
+
+def _rolling_update(rolling: Obj, errors: list[FieldError]) -> None:
+    path = "spec.strategy.rollingUpdate"
+    surge = _int_or_percent(rolling.get("maxSurge", "25%"), f"{path}.maxSurge", errors)
+    unavailable = _int_or_percent(rolling.get("maxUnavailable", "25%"), f"{path}.maxUnavailable", errors)
+    if surge is not None and unavailable is not None and surge[0] == 0 and unavailable[0] == 0:
+        errors.append(invalid(f"{path}.maxUnavailable", rolling.get("maxUnavailable", 0),
+                              "may not be 0 when `maxSurge` is 0"))
+
+
 def _deployment(obj: Obj) -> list[FieldError]:
     spec = _dict(obj.get("spec"))
     errors = _nonnegative(spec, ("replicas", "minReadySeconds", "revisionHistoryLimit"))
@@ -86,6 +113,8 @@ def _deployment(obj: Obj) -> list[FieldError]:
     if kind == "Recreate" and _dict(strategy).get("rollingUpdate") is not None:
         errors.append(forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is "
                                                                "'Recreate'"))
+    if kind in (None, "RollingUpdate"):
+        _rolling_update(_dict(_dict(strategy).get("rollingUpdate")), errors)
     deadline = spec.get("progressDeadlineSeconds")
     if type(deadline) is int and type(spec.get("minReadySeconds")) is int and deadline <= spec["minReadySeconds"]:
         errors.append(invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds"))
@@ -117,6 +146,11 @@ def _daemon_set(obj: Obj) -> list[FieldError]:
 
 def _job_spec(spec: Obj, path: str) -> list[FieldError]:
     errors = _nonnegative(spec, ("parallelism", "completions", "backoffLimit"), path)
+    if spec.get("completionMode") == "Indexed" and spec.get("completions") is None:
+        errors.append(required(f"{path}.completions", "when completion mode is Indexed"))
+    mode = spec.get("completionMode")
+    if mode is not None and mode not in ("NonIndexed", "Indexed"):
+        errors.append(not_supported(f"{path}.completionMode", mode, ("NonIndexed", "Indexed")))
     deadline = spec.get("activeDeadlineSeconds")
     if type(deadline) is int and deadline <= 0:
         errors.append(invalid(f"{path}.activeDeadlineSeconds", deadline, "must be greater than 0"))
