@@ -106,9 +106,9 @@ def test_kinds_without_rules_or_schema_get_the_metadata_rules() -> None:
 _FAST = Validator()  # one for every example: its kept answers are what is under test
 
 
-def _ref(kind: str, body: dict[str, Any]) -> KindRef:
-    collection = CORPUS[kind][0]
-    return KindRef(str(body.get("apiVersion")), kind, "/namespaces/" in collection)
+def _ref(key: str, body: dict[str, Any]) -> KindRef:
+    collection, objects = CORPUS[key]
+    return KindRef(str(objects[0]["apiVersion"]), str(objects[0]["kind"]), "/namespaces/" in collection)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -102,6 +102,37 @@ CORPUS: dict[str, tuple[str, list[Obj]]] = {
         {"apiVersion": "bus.volcano.sh/v1alpha1", "kind": "Command", "metadata": _meta("cmd"), "action": "AbortJob",
          "target": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "job", "uid": "1234"}},
     ]),
+    "Deployment": ("/apis/apps/v1/namespaces/default/deployments", [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta("web"),
+         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [_CONTAINER]}}}},
+    ]),
+    "StatefulSet": ("/apis/apps/v1/namespaces/default/statefulsets", [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": _meta("db"),
+         "spec": {"replicas": 1, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                  "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [_CONTAINER]}}}},
+    ]),
+    "BatchJob": ("/apis/batch/v1/namespaces/default/jobs", [
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": _meta("pi"),
+         "spec": {"completions": 2, "parallelism": 1, "backoffLimit": 3,
+                  "template": {"spec": copy.deepcopy(_POD_SPEC)}}},
+    ]),
+    "Role": ("/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta("reader"),
+         "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]},
+    ]),
+    "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta("read"),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+         "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}]},
+    ]),
+    "ServiceAccount": ("/api/v1/namespaces/default/serviceaccounts", [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("robot")},
+    ]),
+    "ResourceQuota": ("/api/v1/namespaces/default/resourcequotas", [
+        {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _meta("quota"),
+         "spec": {"hard": {"cpu": "10", "memory": "20Gi", "pods": "20", "requests.nvidia.com/gpu": "4"}}},
+    ]),
     "HyperNode": ("/apis/topology.volcano.sh/v1alpha1/hypernodes", [
         {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": _meta("hn"),
          "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "node"}}}]}},
@@ -182,6 +213,9 @@ IMMUTABLE: dict[str, list[tuple[tuple[Any, ...], Any]]] = {
     "PriorityClass": [(("value",), 7)],
     "Secret": [(("type",), "kubernetes.io/basic-auth")],
     "PodGroup": [(("spec", "minMember"), 3)],
+    "Deployment": [(("spec", "selector"), {"matchLabels": {"app": "other"}})],
+    "BatchJob": [(("spec", "completions"), 5), (("spec", "template", "spec", "restartPolicy"), "OnFailure")],
+    "RoleBinding": [(("roleRef", "name"), "writer")],
     "Queue": [(("spec", "weight"), 3)],
     "Node": [(("spec", "taints"), [])],
 }

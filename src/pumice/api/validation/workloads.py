@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import FieldError, forbidden, invalid, not_supported, required
 from .kinds import KindRules
+from .meta import validate_annotations, validate_labels
 from .names import path_segment_name
 from .pods import validate_label_selector, validate_pod_template
 
@@ -54,7 +55,7 @@ def _matches(selector: Obj, labels: Obj) -> bool:
 
 
 def _selected_template(spec: Obj, path: str = "spec", *, restart: tuple[str, ...] = ("Always",),
-                       required_selector: bool = True) -> list[FieldError]:
+                       required_selector: bool = True, pod_spec: bool = True) -> list[FieldError]:
     """A workload's selector and pod template (``ValidatePodTemplateSpecForReplicaSet`` and friends)."""
     errors: list[FieldError] = []
     selector = spec.get("selector")
@@ -70,7 +71,12 @@ def _selected_template(spec: Obj, path: str = "spec", *, restart: tuple[str, ...
     if type(selector) is not dict or not _matches(selector, labels):
         errors.append(invalid(f"{path}.template.metadata.labels", labels,
                               "`selector` does not match template `labels`"))
-    errors += validate_pod_template(template, f"{path}.template")
+    if pod_spec:
+        errors += validate_pod_template(template, f"{path}.template")
+    else:
+        meta = _dict(template.get("metadata"))
+        errors += validate_labels(meta.get("labels"), f"{path}.template.metadata.labels")
+        errors += validate_annotations(meta.get("annotations"), f"{path}.template.metadata.annotations")
     policy = _dict(template.get("spec")).get("restartPolicy")
     if policy is not None and policy not in restart:
         errors.append(not_supported(f"{path}.template.spec.restartPolicy", policy, restart))
@@ -127,6 +133,8 @@ def _replica_set(obj: Obj) -> list[FieldError]:
 
 
 def _stateful_set(obj: Obj) -> list[FieldError]:
+    """kube-apiserver 1.20 checks a StatefulSet's template for its labels and restart policy only (its pod spec is
+    checked when the pods are created: ``ValidatePodTemplateSpecForStatefulSet``)."""
     spec = _dict(obj.get("spec"))
     errors = _nonnegative(spec, ("replicas", "revisionHistoryLimit"))
     policy = spec.get("podManagementPolicy")
@@ -136,7 +144,7 @@ def _stateful_set(obj: Obj) -> list[FieldError]:
     kind = _dict(strategy).get("type")
     if kind is not None and kind not in ("RollingUpdate", "OnDelete"):
         errors.append(invalid("spec.updateStrategy", strategy, "must be 'RollingUpdate' or 'OnDelete'"))
-    return errors + _selected_template(spec)
+    return errors + _selected_template(spec, pod_spec=False)
 
 
 def _daemon_set(obj: Obj) -> list[FieldError]:
@@ -213,7 +221,8 @@ def _batch_job_update(new: Obj, old: Obj) -> list[FieldError]:
 # ---------------------------------------------------------------------------- RBAC
 
 
-def _policy_rules(rules: list[Any], path: str) -> list[FieldError]:
+def _policy_rules(rules: list[Any], path: str, *, namespaced: bool) -> list[FieldError]:
+    """``ValidatePolicyRule``: verbs; then either non-resource URLs (cluster roles only) or groups and resources."""
     errors: list[FieldError] = []
     for index, rule in enumerate(rules):
         where = f"{path}[{index}]"
@@ -221,17 +230,27 @@ def _policy_rules(rules: list[Any], path: str) -> list[FieldError]:
         if not _list(rule.get("verbs")):
             errors.append(required(f"{where}.verbs", "verbs must contain at least one value"))
         urls = _list(rule.get("nonResourceURLs"))
-        if urls and (_list(rule.get("apiGroups")) or _list(rule.get("resources"))):
-            errors.append(invalid(f"{where}.nonResourceURLs", urls,
-                                  "rules cannot apply to both regular resources and non-resource URLs"))
-        elif not urls and not _list(rule.get("apiGroups")) and (_list(rule.get("resources"))
-                                                                or _list(rule.get("resourceNames"))):
+        if urls:
+            if namespaced:
+                errors.append(invalid(f"{where}.nonResourceURLs", urls,
+                                      "namespaced rules cannot apply to non-resource URLs"))
+            if _list(rule.get("apiGroups")) or _list(rule.get("resources")) or _list(rule.get("resourceNames")):
+                errors.append(invalid(f"{where}.nonResourceURLs", urls,
+                                      "rules cannot apply to both regular resources and non-resource URLs"))
+            continue
+        if not _list(rule.get("apiGroups")):
             errors.append(required(f"{where}.apiGroups", "resource rules must supply at least one api group"))
+        if not _list(rule.get("resources")):
+            errors.append(required(f"{where}.resources", "resource rules must supply at least one resource"))
     return errors
 
 
 def _role(obj: Obj) -> list[FieldError]:
-    return _policy_rules(_list(obj.get("rules")), "rules")
+    return _policy_rules(_list(obj.get("rules")), "rules", namespaced=True)
+
+
+def _cluster_role(obj: Obj) -> list[FieldError]:
+    return _policy_rules(_list(obj.get("rules")), "rules", namespaced=False)
 
 
 def _binding(obj: Obj, *, cluster: bool) -> list[FieldError]:
@@ -279,7 +298,7 @@ WORKLOAD_RULES: dict[tuple[str, str], KindRules] = {
     ("batch", "Job"): KindRules(create=_batch_job, update=_batch_job_update, reads="spec"),
     ("batch", "CronJob"): KindRules(create=_cron_job, reads="spec"),
     ("rbac.authorization.k8s.io", "Role"): KindRules(name=path_segment_name, create=_role, reads="body"),
-    ("rbac.authorization.k8s.io", "ClusterRole"): KindRules(name=path_segment_name, create=_role,
+    ("rbac.authorization.k8s.io", "ClusterRole"): KindRules(name=path_segment_name, create=_cluster_role,
                                                             reads="body"),
     ("rbac.authorization.k8s.io", "RoleBinding"): KindRules(name=path_segment_name, create=_role_binding,
                                                             update=_role_ref_unchanged, reads="body"),
