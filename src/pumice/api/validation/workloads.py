@@ -15,7 +15,7 @@ from typing import Any
 from .errors import FieldError, forbidden, invalid, not_supported, required
 from .kinds import KindRules
 from .meta import validate_annotations, validate_labels
-from .names import path_segment_name
+from .names import is_dns1123_subdomain, path_segment_name
 from .pods import validate_label_selector, validate_pod_template
 
 __all__ = ["WORKLOAD_RULES"]
@@ -266,13 +266,21 @@ def _binding(obj: Obj, *, cluster: bool) -> list[FieldError]:
     for index, subject in enumerate(_list(obj.get("subjects"))):
         where = f"subjects[{index}]"
         subject = _dict(subject)
-        if not subject.get("name"):
+        name = subject.get("name") or ""
+        if not name:
             errors.append(required(f"{where}.name"))
         kind = subject.get("kind")
         if kind not in ("ServiceAccount", "User", "Group"):
             errors.append(not_supported(f"{where}.kind", kind or "", ("ServiceAccount", "User", "Group")))
-        elif kind == "ServiceAccount" and cluster and not subject.get("namespace"):
-            errors.append(required(f"{where}.namespace"))
+        elif kind == "ServiceAccount":
+            if name:
+                errors.extend(invalid(f"{where}.name", name, msg) for msg in is_dns1123_subdomain(name))
+            if subject.get("apiGroup"):
+                errors.append(not_supported(f"{where}.apiGroup", subject["apiGroup"], ("",)))
+            if cluster and not subject.get("namespace"):
+                errors.append(required(f"{where}.namespace"))
+        elif subject.get("apiGroup") not in (None, "rbac.authorization.k8s.io"):
+            errors.append(not_supported(f"{where}.apiGroup", subject.get("apiGroup"), ("rbac.authorization.k8s.io",)))
     return errors
 
 
