@@ -112,9 +112,18 @@ class ControlPlane:
     """Store + cluster + API server in this process; ``start()`` returns once the server listens."""
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
-                 host: str = "127.0.0.1", limits: Any = None) -> None:
+                 host: str = "127.0.0.1", config: Path | None = None, discovery: Any = None,
+                 limits: Any = None) -> None:
+        """``config``: a ``volcano-scheduler.conf`` re-read when it changes (None: the live default, see
+        ``pumice.runtime.schedconf``); ``discovery``: HyperNodes from node labels (``--discover-topology``).
+        ``start`` raises ``ConfError`` for a bad configuration file. ``limits``: the API server's
+        ``pumice.server.ConnectionLimits`` (None: the defaults)."""
+        from pumice.runtime.schedconf import ConfFile
+
+        self.conf_file = ConfFile(config) if config is not None else None
+        self.discovery = discovery
         self.data_dir = Path(data_dir)
-        self.limits = limits  # ``pumice.server.ConnectionLimits`` (None: the defaults)
+        self.limits = limits
         self.port = port
         self.time_scale = time_scale
         self.host = host
@@ -145,7 +154,10 @@ class ControlPlane:
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
                             admission=load_admission(cluster=True))
         try:
-            cluster = Cluster(store, clock)
+            from pumice.runtime.schedconf import live_default_conf
+
+            conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
+            cluster = Cluster(store, clock, conf, discovery=self.discovery)
             default_objects(store)
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
@@ -179,6 +191,10 @@ class ControlPlane:
                 with contextlib.suppress(OSError):
                     _save_clock(self.data_dir, clock.now())
                 saved = time.monotonic()
+                if self.conf_file is not None:
+                    conf = self.conf_file.poll()  # a bad file is logged and the running configuration kept
+                    if conf is not None:
+                        cluster.scheduler.conf = conf
             delay = MAX_IDLE
             try:
                 cluster.step()
@@ -289,6 +305,15 @@ def up(
         list[Path] | None,
         typer.Option("--filename", "-f", help="Manifests (files or directories) to apply once it serves"),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="volcano-scheduler.conf, re-read when it changes (default: Volcano's "
+                                      "with network-topology-aware)"),
+    ] = None,
+    discover_topology: Annotated[
+        Path | None,
+        typer.Option("--discover-topology", help="Label discovery config: keep HyperNodes from the Nodes' labels"),
+    ] = None,
     header_timeout: Annotated[float, typer.Option(
         "--header-timeout", help="Seconds a client has to send a request's headers (else 408 and closed)")
     ] = DEFAULT_HEADER_TIMEOUT,
@@ -311,8 +336,11 @@ def up(
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         raise typer.Exit(2) from None
+    discovery = _read_startup_files(config, discover_topology)
     if background:
-        extra = ["--header-timeout", str(header_timeout), "--idle-timeout", str(idle_timeout),
+        extra = [*(["--config", str(config.resolve())] if config else []),
+                 *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else []),
+                 "--header-timeout", str(header_timeout), "--idle-timeout", str(idle_timeout),
                  "--max-connections", str(max_connections)]
         try:
             info = _start_background(directory, port, time_scale, extra=extra)
@@ -324,7 +352,8 @@ def up(
         _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plane = ControlPlane(directory, port=port, time_scale=time_scale, limits=limits)
+    plane = ControlPlane(directory, port=port, time_scale=time_scale, config=config, discovery=discovery,
+                         limits=limits)
     try:
         plane.start()
     except Exception as err:
@@ -347,6 +376,21 @@ def up(
     finally:
         plane.stop()
     print("pumice stopped", flush=True)
+
+
+def _read_startup_files(config: Path | None, discover_topology: Path | None) -> Any:
+    """Check ``--config`` and read ``--discover-topology`` before anything starts: one line and exit 2 if bad."""
+    from pumice.runtime.schedconf import ConfFile
+    from pumice.scheduler import ConfError
+    from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
+
+    try:
+        if config is not None:
+            ConfFile(config)
+        return load_discovery_config(discover_topology) if discover_topology is not None else None
+    except (ConfError, DiscoveryConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
 
 
 def down(
