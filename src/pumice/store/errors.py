@@ -127,10 +127,16 @@ class StoreClosed(StoreError):
 _BY_REASON: dict[str, type[StoreError]] = {
     cls.reason: cls for cls in (BadRequest, NotFound, AlreadyExists, Conflict, Gone, Invalid, Forbidden, StoreClosed)
 }
+_BY_CODE: dict[int, type[StoreError]] = {400: BadRequest, 403: Forbidden, 404: NotFound, 409: Conflict, 410: Gone,
+                                         422: Invalid, 503: StoreClosed}
 
 
-def error_from_status(status: dict[str, Any]) -> StoreError:
-    """The store error of a Kubernetes failure ``Status`` (its reason, message and details kept)."""
-    cls = _BY_REASON.get(str(status.get("reason") or ""), StoreError)
-    error = cls(str(status.get("message") or ""), details=status.get("details"))
-    return error
+def error_from_status(status: dict[str, Any], code: int | None = None) -> StoreError:
+    """The store error of a Kubernetes failure ``Status`` (its reason, else its code; message and details kept).
+    A failure of no known kind is a ``StoreError`` (500)."""
+    reason = str(status.get("reason") or "")
+    number = code if code is not None else status.get("code")
+    cls = _BY_REASON.get(reason)
+    if cls is None or (reason == "BadRequest" and number != 400):
+        cls = _BY_CODE.get(number if isinstance(number, int) else 0, StoreError)
+    return cls(str(status.get("message") or ""), details=status.get("details"))
