@@ -49,6 +49,11 @@ def test_workload_validation_in_kubernetes_words(store: MemoryStore) -> None:
     job = batch_job()
     del job["spec"]["template"]["spec"]["restartPolicy"]
     assert 'restartPolicy: Required value: valid values: "OnFailure", "Never"' in refused(store, "jobs.batch", job)
+    manual = batch_job()
+    manual["spec"].update(manualSelector=True, selector={"matchLabels": {"app": "other"}})
+    assert "spec.template.metadata.labels: Invalid value" in refused(store, "jobs.batch", manual)
+    del manual["spec"]["selector"]  # nothing generates a manual Job's selector
+    assert "spec.selector: Required value" in refused(store, "jobs.batch", manual)
     typed = deployment()
     typed["spec"]["replicas"] = "3"
     with pytest.raises(BadRequest, match=r"spec\.replicas") as bad:  # undecodable: 400, as kube-apiserver answers
@@ -137,6 +142,8 @@ def test_crds_are_checked_and_their_objects_validated(store: MemoryStore) -> Non
     wrong = {**crd, "metadata": {"name": "gadgets.example.com"}}
     crds = "customresourcedefinitions.apiextensions.k8s.io"
     assert 'must be spec.names.plural+"."+spec.group' in refused(store, crds, wrong)
+    digit = {**crd, "spec": {**crd["spec"], "versions": [{**crd["spec"]["versions"][0], "name": "1v"}]}}
+    assert 'spec.versions[0].name: Invalid value: "1v": a DNS-1035 label' in refused(store, crds, digit)
     with pytest.raises(NotFound):
         store.list("widgets.example.com")
     created = store.create("customresourcedefinitions.apiextensions.k8s.io", crd)

@@ -12,12 +12,12 @@ import contextlib
 import re
 from typing import Any
 
+from pumice.api.validation.names import is_dns1035_label, is_dns1123_label
 from pumice.store import CRDS, Invalid, NotFound, ResourceInfo, Store, custom_resource
 
 __all__ = ["admit_crd", "custom_schema", "delete_custom_objects"]
 
 Obj = dict[str, Any]
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 
 
@@ -33,7 +33,7 @@ def admit_crd(crd: Obj, old: Obj | None, stamp: str) -> None:
         problems.append("spec.group: Required value")
     elif "." not in group:
         problems.append(f'spec.group: Invalid value: "{group}": should be a domain with at least one dot')
-    if not plural or not _DNS_LABEL.match(plural):
+    if not plural or is_dns1123_label(plural):
         problems.append(f'spec.names.plural: Invalid value: "{plural}": a lowercase RFC 1123 label is required')
     if not kind or not _KIND.match(kind):
         problems.append(f'spec.names.kind: Invalid value: "{kind}": a CamelCase kind is required')
@@ -48,7 +48,7 @@ def admit_crd(crd: Obj, old: Obj | None, stamp: str) -> None:
     seen: set[str] = set()
     for i, version in enumerate(versions):
         version_name = (version or {}).get("name") or ""
-        if not _DNS_LABEL.match(version_name):
+        if is_dns1035_label(version_name):
             problems.append(f'spec.versions[{i}].name: Invalid value: "{version_name}": a DNS-1035 label is required')
         if version_name in seen:
             problems.append(f'spec.versions[{i}].name: Duplicate value: "{version_name}"')

@@ -15,7 +15,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from pumice.api.quantity import is_valid_quantity
+from pumice.api.quantity import is_valid_quantity_text
 
 from .kubetypes import TypeTable
 
@@ -26,7 +26,6 @@ _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$", re.ASCII)
 _TIME_LAYOUT = "2006-01-02T15:04:05Z07:00"
-_QUANTITIES: dict[str, bool] = {}
 
 
 def _json_type(value: Any) -> str:
@@ -53,15 +52,6 @@ def _shown(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def _quantity(text: str) -> bool:
-    valid = _QUANTITIES.get(text)
-    if valid is None:
-        if len(_QUANTITIES) >= 4096:
-            _QUANTITIES.clear()
-        valid = _QUANTITIES[text] = is_valid_quantity(text)
-    return valid
 
 
 _TIMES: dict[str, bool] = {}  # text -> RFC 3339? (objects written in the same second share their timestamps)
@@ -106,7 +96,7 @@ def _scalar(kind: str, value: Any) -> str | None:
         return None if type(value) in (int, float) else f"expected a number, found {_json_type(value)} {_shown(value)}"
     if kind == "quantity":
         if type(value) is str:
-            return None if _quantity(value) else QUANTITY_DECODE_MESSAGE
+            return None if is_valid_quantity_text(value) else QUANTITY_DECODE_MESSAGE
         if type(value) in (int, float):
             return None
         return QUANTITY_DECODE_MESSAGE

@@ -88,34 +88,42 @@ def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
 
+def _format(value: str, most: int | None, pattern: re.Pattern[str], message: str, fmt: str,
+            *examples: str) -> tuple[str, ...]:
+    """The problems of ``value`` as one of Kubernetes' string formats: too long, not matching the format."""
+    problems = []
+    if most is not None and len(value) > most:
+        problems.append(max_len_error(most))
+    if not pattern.match(value):
+        problems.append(regex_error(message, fmt, *examples))
+    return tuple(problems)
+
+
+def _dots(value: str) -> tuple[str, ...]:
+    """``.`` and ``..`` are no file names: no key of a volume's files may be (or start with) them."""
+    if value == ".":
+        return ("must not be '.'",)
+    if value == "..":
+        return ("must not be '..'",)
+    return ("must not start with '..'",) if value.startswith("..") else ()
+
+
 @lru_cache(maxsize=8192)
 def is_dns1123_label(value: str) -> tuple[str, ...]:
-    problems = []
-    if len(value) > DNS1123_LABEL_MAX:
-        problems.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _DNS1123_LABEL.match(value):
-        problems.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return tuple(problems)
+    return _format(value, DNS1123_LABEL_MAX, _DNS1123_LABEL, _DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name",
+                   "123-abc")
 
 
 @lru_cache(maxsize=8192)
 def is_dns1123_subdomain(value: str) -> tuple[str, ...]:
-    problems = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        problems.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
-    if not _DNS1123_SUBDOMAIN.match(value):
-        problems.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return tuple(problems)
+    return _format(value, DNS1123_SUBDOMAIN_MAX, _DNS1123_SUBDOMAIN, _DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
+                   "example.com")
 
 
 @lru_cache(maxsize=1024)
 def is_dns1035_label(value: str) -> tuple[str, ...]:
-    problems = []
-    if len(value) > DNS1123_LABEL_MAX:
-        problems.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _DNS1035_LABEL.match(value):
-        problems.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return tuple(problems)
+    return _format(value, DNS1123_LABEL_MAX, _DNS1035_LABEL, _DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name",
+                   "abc-123")
 
 
 @lru_cache(maxsize=8192)
@@ -147,48 +155,24 @@ def is_qualified_name(value: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)
 def is_label_value(value: str) -> tuple[str, ...]:
-    problems = []
-    if len(value) > LABEL_VALUE_MAX:
-        problems.append(max_len_error(LABEL_VALUE_MAX))
-    if not _LABEL_VALUE.match(value):
-        problems.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return tuple(problems)
+    return _format(value, LABEL_VALUE_MAX, _LABEL_VALUE, _LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value",
+                   "12345")
 
 
 @lru_cache(maxsize=1024)
 def is_env_var_name(value: str) -> tuple[str, ...]:
-    problems = []
-    if not _ENV_VAR.match(value):
-        problems.append(regex_error(_ENV_VAR_MSG, _ENV_VAR_FMT, "my.env-name", "MY_ENV.NAME", "MyEnvName1"))
-    if value == ".":
-        problems.append("must not be '.'")
-    elif value == "..":
-        problems.append("must not be '..'")
-    elif value.startswith(".."):
-        problems.append("must not start with '..'")
-    return tuple(problems)
+    return _format(value, None, _ENV_VAR, _ENV_VAR_MSG, _ENV_VAR_FMT, "my.env-name", "MY_ENV.NAME",
+                   "MyEnvName1") + _dots(value)
 
 
 @lru_cache(maxsize=1024)
 def is_config_map_key(value: str) -> tuple[str, ...]:
-    problems = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        problems.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
-    if not _CONFIG_MAP_KEY.match(value):
-        problems.append(regex_error(_CONFIG_MAP_KEY_MSG, _CONFIG_MAP_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
-    if value == ".":
-        problems.append("must not be '.'")
-    elif value == "..":
-        problems.append("must not be '..'")
-    elif value.startswith(".."):
-        problems.append("must not start with '..'")
-    return tuple(problems)
+    return _format(value, DNS1123_SUBDOMAIN_MAX, _CONFIG_MAP_KEY, _CONFIG_MAP_KEY_MSG, _CONFIG_MAP_KEY_FMT,
+                   "key.name", "KEY_NAME", "key-name") + _dots(value)
 
 
 def is_c_identifier(value: str) -> tuple[str, ...]:
-    if not _C_IDENTIFIER.match(value):
-        return (regex_error(_C_IDENTIFIER_MSG, _C_IDENTIFIER_FMT, "my_name", "MY_NAME", "MyName"),)
-    return ()
+    return _format(value, None, _C_IDENTIFIER, _C_IDENTIFIER_MSG, _C_IDENTIFIER_FMT, "my_name", "MY_NAME", "MyName")
 
 
 @lru_cache(maxsize=256)

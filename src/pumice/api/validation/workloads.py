@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pumice.api.labels import SelectorError, label_selector
+
 from .errors import FieldError, forbidden, invalid, not_supported, required
 from .kinds import KindRules
 from .meta import validate_annotations, validate_labels
@@ -39,19 +41,11 @@ def _nonnegative(spec: Obj, keys: tuple[str, ...], path: str = "spec") -> list[F
 
 
 def _matches(selector: Obj, labels: Obj) -> bool:
-    for key, value in _dict(selector.get("matchLabels")).items():
-        if labels.get(key) != value:
-            return False
-    for requirement in _list(selector.get("matchExpressions")):
-        requirement = _dict(requirement)
-        key, operator = str(requirement.get("key") or ""), requirement.get("operator")
-        values = _list(requirement.get("values"))
-        present = key in labels
-        if (operator == "In" and (not present or labels[key] not in values)) or \
-                (operator == "NotIn" and present and labels[key] in values) or \
-                (operator == "Exists" and not present) or (operator == "DoesNotExist" and present):
-            return False
-    return True
+    """Whether a (well-formed) selector selects the template's labels; a malformed one is its own error."""
+    try:
+        return label_selector(selector).matches(labels)
+    except SelectorError:
+        return True
 
 
 def _selected_template(spec: Obj, path: str = "spec", *, restart: tuple[str, ...] = ("Always",),
@@ -175,7 +169,18 @@ def _job_spec(spec: Obj, path: str) -> list[FieldError]:
 
 
 def _batch_job(obj: Obj) -> list[FieldError]:
-    return _job_spec(_dict(obj.get("spec")), "spec")
+    """``ValidateJobSpec``: a Job's selector (generated at create unless ``manualSelector``) must be there and
+    select its template's labels."""
+    spec = _dict(obj.get("spec"))
+    errors = _job_spec(spec, "spec")
+    selector = spec.get("selector")
+    if type(selector) is not dict:
+        errors.append(required("spec.selector"))
+    elif (selector.get("matchLabels") or selector.get("matchExpressions")) and \
+            not _matches(selector, _dict(_dict(_dict(spec.get("template")).get("metadata")).get("labels"))):
+        errors.append(invalid("spec.template.metadata.labels", _dict(_dict(spec.get("template")).get("metadata"))
+                              .get("labels"), "`selector` does not match template `labels`"))
+    return errors
 
 
 def _cron_job(obj: Obj) -> list[FieldError]:
