@@ -2,6 +2,7 @@
 
     python benchmarks/differential.py                  # 3,000 requests, the agreement table per kind
     python benchmarks/differential.py -n 10000 -v      # more, and every disagreement printed
+    python benchmarks/differential.py --kinds Pod,Job  # only these kinds of the corpus
 
 The same corpus, mutations and answer classes as ``tests/kube/test_differential.py`` (``tests/kube/differential``):
 a real kube-apiserver (``../shared/tools/kube-1.20``, built by its build.sh) is started on free loopback ports,
@@ -31,6 +32,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-n", "--requests", type=int, default=3000, help="requests to send (default 3000)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every disagreement")
+    parser.add_argument("--kinds", default="", help="comma-separated kinds of the corpus (default: every kind)")
     args = parser.parse_args()
 
     from hypothesis import HealthCheck, Phase, given, settings
@@ -38,7 +40,7 @@ def main() -> None:
     from rich.table import Table
     from tests.cli.conftest import HAVE_KUBE120, KUBE120_TOOLS, _free_ports
     from tests.kube.conftest import BASE_FLAGS, KUBECTL
-    from tests.kube.differential import Request, Tally, Target, compare, requests
+    from tests.kube.differential import CORPUS, Request, Tally, Target, compare, requests
 
     from pumice.client import KubeClient, load_config
     from pumice.controllers import ensure_default_queues
@@ -47,6 +49,10 @@ def main() -> None:
     from pumice.store import MemoryStore
     from pumice.webhooks import AdmissionServer
 
+    kinds = tuple(k for k in args.kinds.split(",") if k) or None
+    unknown = sorted(set(kinds or ()) - set(CORPUS))
+    if unknown:
+        parser.error(f"--kinds: no such kind in the corpus: {', '.join(unknown)} (known: {', '.join(CORPUS)})")
     if not HAVE_KUBE120:
         parser.error(f"kube-apiserver 1.20 is not built: run {KUBE120_TOOLS}/build.sh")
     state = Path(tempfile.mkdtemp(prefix="pumice-differential-"))
@@ -90,7 +96,7 @@ def main() -> None:
 
         @settings(max_examples=args.requests, deadline=None, database=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck))
-        @given(requests())
+        @given(requests(kinds))
         def run(request: Request) -> None:
             compare(request, targets, tally)
 

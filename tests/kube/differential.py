@@ -133,6 +133,43 @@ CORPUS: dict[str, tuple[str, list[Obj]]] = {
         {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _meta("quota"),
          "spec": {"hard": {"cpu": "10", "memory": "20Gi", "pods": "20", "requests.nvidia.com/gpu": "4"}}},
     ]),
+    "ReplicaSet": ("/apis/apps/v1/namespaces/default/replicasets", [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": _meta("rs"),
+         "spec": {"replicas": 1, "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["rs"]}]},
+                  "template": {"metadata": {"labels": {"app": "rs"}}, "spec": {"containers": [_CONTAINER]}}}},
+    ]),
+    "ClusterRole": ("/apis/rbac.authorization.k8s.io/v1/clusterroles", [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta("viewer"),
+         "rules": [{"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["get", "list", "watch"]},
+                   {"nonResourceURLs": ["/healthz"], "verbs": ["get"]}]},
+    ]),
+    "ClusterRoleBinding": ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": _meta("view"),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "viewer"},
+         "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"},
+                      {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]},
+    ]),
+    "Lease": ("/apis/coordination.k8s.io/v1/namespaces/default/leases", [
+        {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": _meta("leader"),
+         "spec": {"holderIdentity": "sched-1", "leaseDurationSeconds": 15, "leaseTransitions": 0}},
+    ]),
+    "NetworkPolicy": ("/apis/networking.k8s.io/v1/namespaces/default/networkpolicies", [
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta("np"),
+         "spec": {"podSelector": {"matchLabels": {"volcano.sh/job-name": "job"}}, "policyTypes": ["Ingress"],
+                  "ingress": [{"from": [{"podSelector": {"matchLabels": {"volcano.sh/job-name": "job"}}},
+                                        {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}}],
+                               "ports": [{"protocol": "TCP", "port": 8080}, {"port": "http"}]}]}},
+    ]),
+    "JobTemplate": ("/apis/flow.volcano.sh/v1alpha1/namespaces/default/jobtemplates", [
+        {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobTemplate", "metadata": _meta("step"),
+         "spec": {"minAvailable": 1, "schedulerName": "volcano", "queue": "default",
+                  "tasks": [{"name": "run", "replicas": 1, "template": {"spec": copy.deepcopy(_POD_SPEC)}}]}},
+    ]),
+    "Numatopology": ("/apis/nodeinfo.volcano.sh/v1alpha1/numatopologies", [
+        {"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology", "metadata": _meta("node"),
+         "spec": {"policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "single-numa-node"},
+                  "numares": {"cpu": {"allocatable": "0-7", "capacity": 8}}}},
+    ]),
     "HyperNode": ("/apis/topology.volcano.sh/v1alpha1/hypernodes", [
         {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": _meta("hn"),
          "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "node"}}}]}},
@@ -218,6 +255,8 @@ IMMUTABLE: dict[str, list[tuple[tuple[Any, ...], Any]]] = {
     "RoleBinding": [(("roleRef", "name"), "writer")],
     "Queue": [(("spec", "weight"), 3)],
     "Node": [(("spec", "taints"), [])],
+    "ReplicaSet": [(("spec", "selector"), {"matchLabels": {"app": "rs"}})],
+    "ClusterRoleBinding": [(("roleRef", "name"), "editor")],
 }
 
 

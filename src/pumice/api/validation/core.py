@@ -10,6 +10,9 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from .common import PROTOCOLS, TAINT_EFFECTS, port_number
+from .common import as_dict as _dict
+from .common import as_list as _list
 from .errors import (
     DUPLICATE,
     INVALID,
@@ -36,6 +39,7 @@ from .names import (
     name_is_dns_subdomain,
     path_segment_name,
 )
+from .networking import NETWORKING_RULES
 from .pods import validate_pod_spec, validate_pod_spec_update
 from .resources import validate_quantity, validate_quota_resources
 from .workloads import WORKLOAD_RULES
@@ -45,21 +49,12 @@ __all__ = ["BUILT_IN", "KindRules"]
 Obj = dict[str, Any]
 
 MAX_DATA_SIZE = 1024 * 1024  # a ConfigMap's or Secret's data, at most (bytes)
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 _SESSION_AFFINITY = ("ClientIP", "None")
-_PROTOCOLS = ("SCTP", "TCP", "UDP")
-_PORT_RANGE = "must be between 1 and 65535, inclusive"
 _SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 _HIGHEST_USER_PRIORITY = 1000000000
 
 
-def _dict(value: Any) -> Obj:
-    return value if type(value) is dict else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if type(value) is list else []
 
 
 # ---------------------------------------------------------------------------- Pod
@@ -92,8 +87,8 @@ def _taints(taints: list[Any], path: str) -> list[FieldError]:
         effect = taint.get("effect") or ""
         if not effect:
             errors.append(required(f"{where}.effect"))
-        elif effect not in _TAINT_EFFECTS:
-            errors.append(not_supported(f"{where}.effect", effect, _TAINT_EFFECTS))
+        elif effect not in TAINT_EFFECTS:
+            errors.append(not_supported(f"{where}.effect", effect, TAINT_EFFECTS))
         pair = (key, effect)
         if pair in seen:
             errors.append(FieldError(DUPLICATE, where, taint, "taints must be unique by key and effect pair"))
@@ -265,17 +260,15 @@ def _service(svc: Obj) -> list[FieldError]:
                 errors.append(duplicate(f"{where}.name", name))
             names.add(name)
         number = port.get("port") or 0
-        if not 1 <= number <= 65535:
-            errors.append(invalid(f"{where}.port", number, _PORT_RANGE))
+        errors += port_number(number, f"{where}.port")
         protocol = port.get("protocol") or "TCP"
-        if protocol not in _PROTOCOLS:
-            errors.append(not_supported(f"{where}.protocol", protocol, _PROTOCOLS))
+        if protocol not in PROTOCOLS:
+            errors.append(not_supported(f"{where}.protocol", protocol, PROTOCOLS))
         target = port.get("targetPort")
         if target is None or target == 0 or target == "":
             target = number  # defaulted to the port
         if type(target) is int:
-            if not 1 <= target <= 65535:
-                errors.append(invalid(f"{where}.targetPort", target, _PORT_RANGE))
+            errors += port_number(target, f"{where}.targetPort")
         elif type(target) is str:
             errors.extend(invalid(f"{where}.targetPort", target, msg) for msg in is_port_name(target))
         key = (number, protocol)
@@ -428,6 +421,7 @@ def _pod_template(template: Obj) -> list[FieldError]:
 #: ``(group, kind)`` -> the rules of Kubernetes' own kinds (kinds not listed get the metadata rules only).
 BUILT_IN: dict[tuple[str, str], KindRules] = {
     **WORKLOAD_RULES,
+    **NETWORKING_RULES,
     ("", "Pod"): KindRules(create=_pod, update=_pod_update, reads="spec"),
     ("", "Node"): KindRules(create=_node, update=_node_update, reads="body"),
     ("", "Namespace"): KindRules(name=name_is_dns_label, create=_namespace, reads="spec"),

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .common import NONNEGATIVE, PORT_RANGE, PROTOCOLS, TAINT_EFFECTS, port_number
+from .common import as_dict as _dict
+from .common import as_list as _list
 from .errors import FieldError, duplicate, forbidden, invalid, not_found, not_supported, required
 from .meta import validate_annotations, validate_labels
 from .names import (
@@ -35,16 +38,12 @@ Obj = dict[str, Any]
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
 _DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 _PULL_POLICIES = ("Always", "IfNotPresent", "Never")
-_PROTOCOLS = ("SCTP", "TCP", "UDP")
 _TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
 _TOLERATION_OPERATORS = ("Equal", "Exists")
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _NODE_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
 _LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 _MOUNT_PROPAGATION = ("None", "HostToContainer", "Bidirectional")
-_PORT_RANGE = "must be between 1 and 65535, inclusive"
-_NONNEGATIVE = "must be greater than or equal to 0"
 _VOLUME_SOURCES = frozenset({
     "hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "secret", "nfs", "iscsi",
     "glusterfs", "persistentVolumeClaim", "rbd", "flexVolume", "cinder", "cephfs", "flocker", "downwardAPI", "fc",
@@ -53,30 +52,24 @@ _VOLUME_SOURCES = frozenset({
 })
 
 
-def _dict(value: Any) -> Obj:
-    return value if type(value) is dict else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if type(value) is list else []
 
 
 def _nonnegative(obj: Obj, key: str, path: str) -> list[FieldError]:
     value = obj.get(key)
     if type(value) is int and value < 0:
-        return [invalid(f"{path}.{key}", value, _NONNEGATIVE)]
+        return [invalid(f"{path}.{key}", value, NONNEGATIVE)]
     return []
 
 
 def _port_num_or_name(value: Any, path: str) -> list[FieldError]:
     if type(value) is int:
-        return [] if 1 <= value <= 65535 else [invalid(path, value, _PORT_RANGE)]
+        return port_number(value, path)
     if type(value) is str:
         if not value:
             return [required(path)]
         if value.isdigit():
             number = int(value)
-            return [] if 1 <= number <= 65535 else [invalid(path, value, _PORT_RANGE)]
+            return [] if 1 <= number <= 65535 else [invalid(path, value, PORT_RANGE)]
         return [invalid(path, value, msg) for msg in is_port_name(value)]
     return [required(path)] if value is None else []
 
@@ -176,14 +169,14 @@ def _ports(ports: list[Any], path: str) -> list[FieldError]:
         number = port.get("containerPort")
         if not number:
             errors.append(required(f"{where}.containerPort"))
-        elif not 1 <= number <= 65535:
-            errors.append(invalid(f"{where}.containerPort", number, _PORT_RANGE))
+        else:
+            errors += port_number(number, f"{where}.containerPort")
         host = port.get("hostPort")
-        if host and not 1 <= host <= 65535:
-            errors.append(invalid(f"{where}.hostPort", host, _PORT_RANGE))
+        if host:
+            errors += port_number(host, f"{where}.hostPort")
         protocol = port.get("protocol")
-        if protocol is not None and protocol not in _PROTOCOLS:
-            errors.append(not_supported(f"{where}.protocol", protocol, _PROTOCOLS))
+        if protocol is not None and protocol not in PROTOCOLS:
+            errors.append(not_supported(f"{where}.protocol", protocol, PROTOCOLS))
     return errors
 
 
@@ -330,8 +323,8 @@ def validate_tolerations(tolerations: list[Any], path: str) -> list[FieldError]:
         else:
             errors.append(not_supported(f"{where}.operator", operator, _TOLERATION_OPERATORS))
         effect = toleration.get("effect")
-        if effect and effect not in _TAINT_EFFECTS:
-            errors.append(not_supported(f"{where}.effect", effect, _TAINT_EFFECTS))
+        if effect and effect not in TAINT_EFFECTS:
+            errors.append(not_supported(f"{where}.effect", effect, TAINT_EFFECTS))
     return errors
 
 

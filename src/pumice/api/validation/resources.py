@@ -14,6 +14,8 @@ from typing import Any
 
 from pumice.api.quantity import QuantityError, parse_quantity
 
+from .common import NONNEGATIVE
+from .common import as_dict as _dict
 from .errors import FieldError, forbidden, invalid, required
 from .names import is_qualified_name
 
@@ -41,7 +43,6 @@ _STANDARD_QUOTA = frozenset({
 })
 _INTEGER = frozenset({"pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
                       "persistentvolumeclaims", "services.nodeports", "services.loadbalancers"})
-_NEGATIVE = "must be greater than or equal to 0"
 _VALUES: dict[str, Fraction | None] = {}
 
 
@@ -93,7 +94,7 @@ def validate_quantity(name: str, value: Any, path: str) -> list[FieldError]:
         return []  # not decodable: refused before validation
     errors = []
     if number < 0:
-        errors.append(invalid(path, _text(value), _NEGATIVE))
+        errors.append(invalid(path, _text(value), NONNEGATIVE))
     if _is_integer_resource(name):
         milli = number * 1000
         whole = math.ceil(milli) if milli > 0 else math.floor(milli)  # MilliValue(): rounded away from zero
@@ -118,9 +119,6 @@ def _resource_name(name: str, path: str, standard: frozenset[str], kind: str) ->
         errors.append(invalid(path, name, "doesn't follow extended resource name standard"))
     return errors
 
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if type(value) is dict else {}
 
 
 def _compare(a: Any, b: Any) -> int:

@@ -14,6 +14,9 @@ from typing import Any
 
 from pumice.api.labels import SelectorError, label_selector
 
+from .common import NONNEGATIVE
+from .common import as_dict as _dict
+from .common import as_list as _list
 from .errors import FieldError, forbidden, invalid, not_supported, required
 from .kinds import KindRules
 from .meta import validate_annotations, validate_labels
@@ -23,20 +26,13 @@ from .pods import validate_label_selector, validate_pod_template
 __all__ = ["WORKLOAD_RULES"]
 
 Obj = dict[str, Any]
-_NONNEGATIVE = "must be greater than or equal to 0"
 _PERCENT = re.compile(r"^(\d+)%$")
 
 
-def _dict(value: Any) -> Obj:
-    return value if type(value) is dict else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if type(value) is list else []
 
 
 def _nonnegative(spec: Obj, keys: tuple[str, ...], path: str = "spec") -> list[FieldError]:
-    return [invalid(f"{path}.{key}", spec[key], _NONNEGATIVE) for key in keys
+    return [invalid(f"{path}.{key}", spec[key], NONNEGATIVE) for key in keys
             if type(spec.get(key)) is int and spec[key] < 0]
 
 
@@ -81,7 +77,7 @@ def _int_or_percent(value: Any, path: str, errors: list[FieldError]) -> tuple[in
     """An int-or-string count (``maxSurge``: 1, "25%"): its number and whether it is a percentage."""
     if type(value) is int:
         if value < 0:
-            errors.append(invalid(path, value, _NONNEGATIVE))
+            errors.append(invalid(path, value, NONNEGATIVE))
         return value, False
     match = _PERCENT.match(str(value))
     if match is None:
@@ -170,16 +166,15 @@ def _job_spec(spec: Obj, path: str) -> list[FieldError]:
 
 def _batch_job(obj: Obj) -> list[FieldError]:
     """``ValidateJobSpec``: a Job's selector (generated at create unless ``manualSelector``) must be there and
-    select its template's labels."""
+    select its template's labels (no selector selects nothing)."""
     spec = _dict(obj.get("spec"))
     errors = _job_spec(spec, "spec")
     selector = spec.get("selector")
+    labels = _dict(_dict(_dict(spec.get("template")).get("metadata")).get("labels"))
     if type(selector) is not dict:
         errors.append(required("spec.selector"))
-    elif (selector.get("matchLabels") or selector.get("matchExpressions")) and \
-            not _matches(selector, _dict(_dict(_dict(spec.get("template")).get("metadata")).get("labels"))):
-        errors.append(invalid("spec.template.metadata.labels", _dict(_dict(spec.get("template")).get("metadata"))
-                              .get("labels"), "`selector` does not match template `labels`"))
+    if type(selector) is not dict or not _matches(selector, labels):
+        errors.append(invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
     return errors
 
 
