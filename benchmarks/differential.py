@@ -40,7 +40,7 @@ def main() -> None:
     from rich.table import Table
     from tests.cli.conftest import HAVE_KUBE120, KUBE120_TOOLS, _free_ports
     from tests.kube.conftest import BASE_FLAGS, KUBECTL
-    from tests.kube.differential import CORPUS, Request, Tally, Target, compare, requests
+    from tests.kube.differential import CORPUS, WEBHOOKS, Request, Tally, Target, compare, requests
 
     from pumice.client import KubeClient, load_config
     from pumice.controllers import ensure_default_queues
@@ -71,7 +71,7 @@ def main() -> None:
                        check=True, capture_output=True)
         time.sleep(3)  # the CRDs' kinds become served
         client = KubeClient(load_config(str(kubeconfig)))
-        admission = AdmissionServer(client, host="127.0.0.1", port=0).start()
+        admission = AdmissionServer(client, host="127.0.0.1", port=0, enabled=WEBHOOKS).start()
         queues = yaml.safe_dump_all([{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
                                       "metadata": {"name": n}, "spec": s}
                                      for n, s in (("root", {"weight": 1, "reclaimable": False}),

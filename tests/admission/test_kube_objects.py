@@ -193,3 +193,55 @@ def test_numatopology_and_resource_quota_objects_are_stored(store: MemoryStore, 
     (tmp_path / "quota.json").write_text(json.dumps(quota))
     out = runner.invoke(app, ["validate", "-f", str(tmp_path / "quota.json")])
     assert out.exit_code == 2 and "spec.hard.cpu" in out.stderr
+
+
+def _crd(schema: dict[str, Any], **names: Any) -> dict[str, Any]:
+    names = {"plural": "things", "kind": "Thing", **names}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{names['plural']}.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": names,
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+_OBJECT = {"type": "object"}
+
+
+@pytest.mark.parametrize(("crd", "message"), [  # kube-apiserver 1.20's answers (measured)
+    (_crd({"type": "object", "properties": {"spec": {"properties": {"a": {"type": "string"}}}}}),
+     "spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object "
+     "fields"),
+    (_crd({"properties": {"spec": _OBJECT}}),
+     "spec.validation.openAPIV3Schema.type: Required value: must not be empty at the root"),
+    (_crd({"type": "string"}), 'spec.validation.openAPIV3Schema.type: Invalid value: "string": must be object at the '
+                               "root"),
+    (_crd({"type": "object", "properties": {"spec": {"type": "x"}}}),
+     'properties[spec].type: Unsupported value: "x": supported values: "array", "boolean", "integer", "number", '
+     '"object", "string"'),
+    (_crd({"type": "object", "properties": {"spec": {"type": "null"}}}),
+     "type: Forbidden: type cannot be set to null, use nullable as an alternative"),
+    (_crd({"type": "object", "properties": {"spec": {"type": "array", "items": {}}}}),
+     "properties[spec].items.type: Required value: must not be empty for specified array items"),
+    (_crd({"type": "object", "properties": {"spec": {"type": "array"}}}),
+     "properties[spec].items: Required value: must be specified"),
+    (_crd({"type": "object", "properties": {"spec": None}}), "properties[spec].type: Required value"),
+    (_crd(_OBJECT, plural="1things"), 'spec.names.plural: Invalid value: "1things": a DNS-1035 label'),
+    (_crd(_OBJECT, singular="Bad Name"), 'spec.names.singular: Invalid value: "Bad Name": a DNS-1035 label'),
+    (_crd(_OBJECT, shortNames=["Bad Name"]), 'spec.names.shortNames[0]: Invalid value: "Bad Name"'),
+    (_crd(_OBJECT, kind="Th_ing"), 'spec.names.kind: Invalid value: "Th_ing": may have mixed case, but should '
+                                   "otherwise match: a DNS-1035 label"),
+    (_crd(_OBJECT, kind="Same", listKind="Same"),
+     'spec.names.listKind: Invalid value: "Same": kind and listKind may not be the same'),
+])
+def test_crd_names_and_structural_schemas(store: MemoryStore, crd: dict[str, Any], message: str) -> None:
+    assert message in refused(store, "customresourcedefinitions.apiextensions.k8s.io", crd)
+
+
+@pytest.mark.parametrize("crd", [
+    _crd({"type": "object", "properties": {"spec": {"x-kubernetes-preserve-unknown-fields": True}}}),
+    _crd({"type": "object", "properties": {"spec": {"x-kubernetes-int-or-string": True}}}),
+    _crd(_OBJECT, kind="thing"), _crd(_OBJECT, kind="Th-ing"), _crd(_OBJECT, listKind=""),
+])
+def test_crds_kube_apiserver_accepts(store: MemoryStore, crd: dict[str, Any]) -> None:
+    created = store.create("customresourcedefinitions.apiextensions.k8s.io", crd)
+    assert created["spec"]["names"]["listKind"] == f"{crd['spec']['names']['kind']}List"  # defaulted

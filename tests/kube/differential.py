@@ -28,6 +28,10 @@ from typing import Any
 from hypothesis import strategies as st
 
 Obj = dict[str, Any]
+#: Volcano's webhooks the real server is given (those of its Helm chart, and the JobFlow one: the embedded
+#: cluster runs every rule pumice has).
+WEBHOOKS = ("/jobs/mutate", "/jobs/validate", "/podgroups/validate", "/queues/mutate", "/queues/validate",
+            "/jobflows/validate")
 
 # ---------------------------------------------------------------------------- the corpus
 
@@ -165,10 +169,24 @@ CORPUS: dict[str, tuple[str, list[Obj]]] = {
          "spec": {"minAvailable": 1, "schedulerName": "volcano", "queue": "default",
                   "tasks": [{"name": "run", "replicas": 1, "template": {"spec": copy.deepcopy(_POD_SPEC)}}]}},
     ]),
+    "JobFlow": ("/apis/flow.volcano.sh/v1alpha1/namespaces/default/jobflows", [
+        {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "metadata": _meta("flow"),
+         "spec": {"jobRetainPolicy": "delete", "flows": [{"name": "prepare"},
+                                                         {"name": "train", "dependsOn": {"targets": ["prepare"]}}]}},
+    ]),
     "Numatopology": ("/apis/nodeinfo.volcano.sh/v1alpha1/numatopologies", [
         {"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology", "metadata": _meta("node"),
          "spec": {"policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "single-numa-node"},
                   "numares": {"cpu": {"allocatable": "0-7", "capacity": 8}}}},
+    ]),
+    "CustomResourceDefinition": ("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", [
+        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+         "metadata": _meta("widgets.example.com"),
+         "spec": {"group": "example.com", "scope": "Namespaced",
+                  "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                  "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                      "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                          "size": {"type": "integer", "minimum": 1}}}}}}}]}},
     ]),
     "HyperNode": ("/apis/topology.volcano.sh/v1alpha1/hypernodes", [
         {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": _meta("hn"),
@@ -274,6 +292,11 @@ def requests(draw: st.DrawFn, kinds: tuple[str, ...] | None = None) -> Request:
     kind = draw(st.sampled_from(kinds or tuple(CORPUS)))
     base = copy.deepcopy(draw(st.sampled_from(CORPUS[kind][1])))
     base["metadata"]["name"] = _unique(base["metadata"]["name"])
+    if kind == "CustomResourceDefinition":  # named by its plural and group: the plural is what differs
+        names = base["spec"]["names"]
+        names["plural"] = names["singular"] = "widget" + base["metadata"]["name"].rpartition("-")[2]
+        names["kind"], names["listKind"] = f"W{names['plural'][1:]}", f"W{names['plural'][1:]}List"
+        base["metadata"]["name"] = f"{names['plural']}.example.com"
     mutation = draw(st.sampled_from(["valid", "name", "label", "annotation", "quantity", "type", "delete",
                                      "oversize", "update"]))
     body = copy.deepcopy(base)
@@ -363,8 +386,12 @@ class Target:
             if code >= 300:
                 return code, f"the original could not be created: {_message(created)}"
             body = copy.deepcopy(request.body)
-            body["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
-            code, answer = self.call(request.method, request.path, body, request.content_type)
+            for _ in range(3):  # a controller of the server (a CRD's establishing) may write it meanwhile: 409
+                body["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+                code, answer = self.call(request.method, request.path, body, request.content_type)
+                if code != 409:
+                    break
+                _, created = self.call("GET", request.path)
             self.call("DELETE", request.path)
             return code, _message(answer)
         code, answer = self.call(request.method, request.path, request.body, request.content_type)

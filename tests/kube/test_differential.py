@@ -24,7 +24,7 @@ from pumice.store import MemoryStore
 from pumice.webhooks import AdmissionServer
 
 from .conftest import Kube
-from .differential import CORPUS, Request, Tally, Target, compare, requests
+from .differential import CORPUS, WEBHOOKS, Request, Tally, Target, compare, requests
 
 #: Requests of the bounded run (about three calls each per server).
 CI_REQUESTS = 300
@@ -33,7 +33,7 @@ TOKEN = "differential-token"
 
 @pytest.fixture(scope="module")
 def targets(kube: Kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Target]]:
-    admission = AdmissionServer(kube.client, host="127.0.0.1", port=0).start()
+    admission = AdmissionServer(kube.client, host="127.0.0.1", port=0, enabled=WEBHOOKS).start()
     kube.kubectl("apply", "-f", "-", input=yaml.safe_dump_all([
         {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}, "spec": spec}
         for name, spec in (("root", {"weight": 1, "reclaimable": False}), ("default", {"weight": 1}))]))
