@@ -38,6 +38,9 @@ COMPONENT_MODULES = {
     "pumice.nodes": "nodes",
     "pumice.admission": "admission",
 }
+#: Admission the embedded cluster does as kube-apiserver's own plugins (Priority): on a cluster the API server
+#: makes these reads itself, not a component.
+KUBE_APISERVER_MODULES = frozenset({"pumice.admission.priority"})
 
 
 def _component() -> str | None:
@@ -49,6 +52,8 @@ def _component() -> str | None:
         outer = outer.f_back
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
+        if module in KUBE_APISERVER_MODULES:
+            return None
         for prefix, component in COMPONENT_MODULES.items():
             if module == prefix or module.startswith(prefix + "."):
                 return component

@@ -67,6 +67,7 @@ from .jobflows import validate_jobflow
 from .jobs import validate_job, validate_job_update
 from .podgroups import validate_podgroup
 from .pods import default_pod
+from .priority import SYSTEM_PRIORITY_CLASSES, admit_priority
 from .queues import validate_queue, validate_queue_delete
 from .services import allocate_service
 from .workloads import default_workload
@@ -95,8 +96,6 @@ PODS = "pods"
 WORKLOADS = frozenset({DEPLOYMENTS, REPLICASETS, STATEFULSETS, BATCH_JOBS})
 NAMESPACES = "namespaces"
 PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
-#: The priority classes every cluster has, and their values (they cannot be deleted).
-SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 #: The resources whose status writes are validated: nodes (their capacity is what the scheduler counts).
 VALIDATED_STATUS = frozenset({"nodes"})
 #: Writes the hook vets: every main resource (custom resources join as their CRDs come), and nodes' status.
@@ -117,13 +116,14 @@ def shared_validator() -> Validator:
 class Admission:
     """Callable as ``admission(operation, resource, new, old)``, per ``pumice.store.Admission``.
 
+    Always: kube-apiserver's ``Priority`` admission of new pods (``priority``: ``spec.priority`` from the pod's
+    PriorityClass or the global default one; an unknown class or a disagreeing value is 403).
+
     ``cluster``: also what kube-apiserver does with other objects, as ``pumice up`` does it (off for the simulator
-    and offline checks, whose objects name namespaces and classes nobody created):
+    and offline checks, whose objects name namespaces nobody created):
 
     - ``NamespaceLifecycle``: objects need a namespace that exists (else 404) and is not being deleted (403);
-    - ``Priority``: a pod's ``priorityClassName`` must name an existing PriorityClass (else 403), its
-      ``spec.priority`` is filled in from it (or from the global default class) and one given by hand must match;
-      one global default class; the system classes cannot be deleted;
+    - one global default PriorityClass; the system classes cannot be deleted;
     - the service registry: a new Service gets a cluster IP and node ports (``services``).
     """
 
@@ -212,12 +212,12 @@ class Admission:
         if self.cluster and not sub:
             if operation == "CREATE" and ref is not None and ref.namespaced:
                 self._check_namespace(base, new)
-            if base == "pods" and operation == "CREATE":
-                self._pod_priority(new)
-            elif base == PRIORITY_CLASSES:
+            if base == PRIORITY_CLASSES:
                 self._one_global_default(new)
             elif base == "services" and operation == "CREATE":
                 allocate_service(self.store, new)
+        if base == PODS and operation == "CREATE" and not sub:
+            admit_priority(self.store, new)  # kube-apiserver's Priority admission, embedded or not
         if not sub and base in MUTATING_WEBHOOKS:
             new = self._mutate(operation, base, new)
         if ref is not None:
@@ -262,34 +262,6 @@ class Admission:
             plural = resource.partition(".")[0]
             raise Forbidden(f'{plural} "{meta.get("name") or ""}" is forbidden: unable to create new content in '
                             f"namespace {namespace} because it is being terminated")
-
-    def _pod_priority(self, pod: Obj) -> None:
-        """kube-apiserver's ``Priority`` plugin on a new pod (in place: ``pod`` is the store's to hand over)."""
-        spec = pod.get("spec")
-        if type(spec) is not dict:
-            return
-        name = (pod.get("metadata") or {}).get("name") or ""
-        class_name = spec.get("priorityClassName")
-        found: Obj | None = None
-        if class_name:
-            try:
-                found = self.store.get(PRIORITY_CLASSES, None, class_name, copy=False)
-            except NotFound:
-                raise Forbidden(f'pods "{name}" is forbidden: no PriorityClass with name {class_name} was found') \
-                    from None
-        else:
-            items, _ = self.store.list(PRIORITY_CLASSES, copy=False)
-            found = next((pc for pc in items if pc.get("globalDefault") is True), None)
-        value = int((found or {}).get("value") or 0)
-        given = spec.get("priority")
-        if given is not None and given != value:
-            raise Forbidden(f'pods "{name}" is forbidden: the integer value of priority ({given}) must not be '
-                            f"provided in pod spec; priority admission controller computed {value} from the given "
-                            "PriorityClass name")
-        spec["priority"] = value
-        if found is not None:
-            spec.setdefault("priorityClassName", (found.get("metadata") or {}).get("name"))
-            spec.setdefault("preemptionPolicy", found.get("preemptionPolicy") or "PreemptLowerPriority")
 
     def _one_global_default(self, pc: Obj) -> None:
         if pc.get("globalDefault") is not True:
