@@ -157,6 +157,11 @@ _TEMPLATE = {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"nam
     ("batch/v1", "Job", {"spec": {"manualSelector": True,
                                   "template": {**_TEMPLATE, "spec": {**_TEMPLATE["spec"], "restartPolicy": "Never"}}}},
      ["spec.selector: Required value"]),
+    ("apps/v1", "StatefulSet", {"spec": {"selector": {"matchLabels": {"app": None}}, "template": _TEMPLATE}},
+     ["spec.template.metadata.labels: Invalid value:", "`selector` does not match template `labels`"]),  # null is ""
+    ("apps/v1", "ReplicaSet", {"spec": {"selector": {"matchExpressions": [
+        {"key": "app", "operator": "In", "values": ["a", "x" * 64]}]}, "template": _TEMPLATE}},
+     ["spec.selector: Invalid value:", "invalid label selector"]),
     ("networking.k8s.io/v1", "NetworkPolicy", {"spec": {
         "podSelector": {}, "policyTypes": ["Ingress", "Both"],
         "ingress": [{"ports": [{"protocol": "ICMP", "port": 70000}, {"port": "Not A Name"}],
@@ -186,3 +191,25 @@ def test_workload_and_rbac_kinds(api_version: str, kind: str, body: dict[str, An
     for message in messages:
         assert message in status["message"]
     assert outcome(_FAST, ref, obj) == status
+
+
+def test_a_user_subjects_empty_api_group_is_defaulted() -> None:
+    """kube-apiserver defaults a User or Group subject's empty apiGroup to rbac.authorization.k8s.io (measured)."""
+    ref = KindRef("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", False)
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "viewer"},
+               "subjects": [{"kind": "User", "name": "alice", "apiGroup": ""}]}
+    assert outcome(FULL, ref, binding)["subjects"][0]["name"] == "alice"  # admitted
+    binding["subjects"][0]["apiGroup"] = "example.com"
+    assert outcome(FULL, ref, binding)["code"] == 422
+
+
+def test_an_integral_float_of_a_custom_kinds_integer_field_is_that_integer() -> None:
+    """``replicas: 2.0`` in a Volcano Job is the integer 2 (kube-apiserver stores it so, and Volcano's webhook
+    then reads 2): pruning turns it into one, though 2.0 == 2 in Python."""
+    ref = KindRef("batch.volcano.sh/v1alpha1", "Job", True)
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+           "spec": {"tasks": [{"name": "t", "replicas": 2.0, "template": {"spec": {"containers": [
+               {"name": "c", "image": "x"}]}}}]}}
+    replicas = outcome(FULL, ref, job)["spec"]["tasks"][0]["replicas"]
+    assert replicas == 2 and type(replicas) is int

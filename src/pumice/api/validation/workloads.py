@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pumice.api.labels import SelectorError, label_selector
+from pumice.api.labels import Selector, SelectorError, label_selector
 
 from .common import NONNEGATIVE
 from .common import as_dict as _dict
@@ -36,12 +36,21 @@ def _nonnegative(spec: Obj, keys: tuple[str, ...], path: str = "spec") -> list[F
             if type(spec.get(key)) is int and spec[key] < 0]
 
 
-def _matches(selector: Obj, labels: Obj) -> bool:
-    """Whether a (well-formed) selector selects the template's labels; a malformed one is its own error."""
+def _selector(selector: Obj) -> Selector | None:
+    """``LabelSelectorAsSelector`` (a null label value decodes as ""); None where it fails (bad values)."""
+    match_labels = selector.get("matchLabels")
+    if type(match_labels) is dict and None in match_labels.values():
+        selector = {**selector, "matchLabels": {k: "" if v is None else v for k, v in match_labels.items()}}
     try:
-        return label_selector(selector).matches(labels)
+        return label_selector(selector)
     except SelectorError:
-        return True
+        return None
+
+
+def _matches(selector: Obj, labels: Obj) -> bool:
+    """Whether a selector selects the template's labels (a malformed one is its own error)."""
+    compiled = _selector(selector)
+    return compiled is None or compiled.matches(labels)
 
 
 def _selected_template(spec: Obj, path: str = "spec", *, restart: tuple[str, ...] = ("Always",),
@@ -58,6 +67,8 @@ def _selected_template(spec: Obj, path: str = "spec", *, restart: tuple[str, ...
         errors += validate_label_selector(selector, f"{path}.selector")
         if not selector.get("matchLabels") and not selector.get("matchExpressions"):
             errors.append(invalid(f"{path}.selector", selector, "empty selector is invalid for deployment"))
+        if _selector(selector) is None:
+            errors.append(invalid(f"{path}.selector", selector, "invalid label selector"))
     if type(selector) is not dict or not _matches(selector, labels):
         errors.append(invalid(f"{path}.template.metadata.labels", labels,
                               "`selector` does not match template `labels`"))
@@ -279,7 +290,7 @@ def _binding(obj: Obj, *, cluster: bool) -> list[FieldError]:
                 errors.append(not_supported(f"{where}.apiGroup", subject["apiGroup"], ("",)))
             if cluster and not subject.get("namespace"):
                 errors.append(required(f"{where}.namespace"))
-        elif subject.get("apiGroup") not in (None, "rbac.authorization.k8s.io"):
+        elif subject.get("apiGroup") not in (None, "", "rbac.authorization.k8s.io"):  # "": defaulted
             errors.append(not_supported(f"{where}.apiGroup", subject.get("apiGroup"), ("rbac.authorization.k8s.io",)))
     return errors
 
