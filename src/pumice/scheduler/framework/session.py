@@ -84,7 +84,9 @@ class Session:
         #: pods bound / evicted / pipelined by committed statements, in order.
         self.binds: dict[str, str] = {}
         #: Called with (pod key, node) as each bind is committed (Volcano dispatches binds on commit), or None.
-        self.on_bind: Callable[[str, str], None] | None = None
+        self.on_bind: Callable[[str, str, dict[str, str] | None], None] | None = None
+        #: Annotations a plugin writes on a pod with its bind (deviceshare's GPU assignment), by pod key.
+        self.bind_annotations: dict[str, dict[str, str]] = {}
         self.evictions: list[str] = []
         #: Per-queue explanations of why jobs did not get resources (for people).
         #: A reason may be a function that words it (only read if a job stays waiting).
@@ -444,7 +446,7 @@ class Session:
     def record_bind(self, task: TaskInfo, node: str) -> None:
         self.binds[task.key] = node
         if self.on_bind is not None:
-            self.on_bind(task.key, node)
+            self.on_bind(task.key, node, self.bind_annotations.get(task.key))
 
     def record_eviction(self, task: TaskInfo) -> None:
         self.evictions.append(task.key)
