@@ -27,14 +27,15 @@ POD = """      - apiVersion: v1
         metadata: {name: p%d, annotations: {pumice.io/duration: "%d"}}
         spec:
           schedulerName: volcano
-          containers: [{name: main, image: x, resources: {requests: {cpu: "1", pumice.io/gpu-milli: "%d"}}}]
+          containers: [{name: main, image: x, resources: {requests: {cpu: "1", pumice.io/gpu-milli: "%d"},
+                                                              limits: {pumice.io/gpu-milli: "%d"}}}]
 """
 
 
 def test_shares_run_on_single_gpus(write: Callable[[str, str], Path]) -> None:
     # 12 pods of 300-700 milli on 4 GPUs: node totals would admit pods that no single GPU can hold
     milli = [700, 300, 600, 400, 500, 500, 700, 300, 600, 400, 500, 500]
-    text = SCENARIO % "".join(POD % (i, 100 + 10 * i, m) for i, m in enumerate(milli))
+    text = SCENARIO % "".join(POD % (i, 100 + 10 * i, m, m) for i, m in enumerate(milli))
     result = run_scenario(load_path(write("gpu.yaml", text)))
     pods = {p["metadata"]["name"]: p for p in result.cluster.store.list("pods", None)[0]}
     assert len(pods) == len(milli)
