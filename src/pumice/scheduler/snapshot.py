@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pumice.api.gpus import NOUSE_GPU_TYPE, USE_GPU_TYPE
 from pumice.api.group_name import group_key
 from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, Shape, TaskInfo, TaskStatus
 from pumice.scheduler.resources import CPU, DEFAULT_MEMORY, DEFAULT_MILLI_CPU, MEMORY, ResourceSpace
@@ -57,6 +58,11 @@ class ClusterState:
     #: The HyperNode tree of the last session (topology code rebuilds it when ``nodes`` or
     #: ``hypernodes`` are replaced).
     hypernode_tree: HyperNodeTree | None = None
+    #: When a plugin last chose victims on its own schedule (tdm's evict period), by plugin name:
+    #: kept across sessions with the state.
+    evicted_at: dict[str, float] = field(default_factory=dict)
+    #: ``v1`` ResourceQuotas by namespace (Volcano's ``NamespaceInfo.QuotaStatus``).
+    resource_quotas: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def may_wait(job: JobInfo) -> bool:
@@ -175,11 +181,13 @@ class ShapeTable:
     def __init__(self) -> None:
         self._keys: dict[Shape, Shape] = {}
 
-    def key(self, pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> Shape:
-        """The pod's shape: replicas of one task share it (their static feasibility and scores are equal)."""
+    def key(self, pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray, extra: tuple[str, ...] = ()) -> Shape:
+        """The pod's shape: replicas of one task share it (their static feasibility and scores are
+        equal). ``extra``: what else plugins place by (:func:`shape_extra`)."""
         spec = pod.get("spec") or {}
         labels = _meta(pod).get("labels") or {}
         key = (
+            *extra,
             _meta(pod).get("namespace") or "default",
             resreq.tobytes(),
             init.tobytes(),
@@ -204,6 +212,8 @@ class Catalog:
     groups: list[dict[str, Any]] = field(default_factory=list)
     queues: list[dict[str, Any]] = field(default_factory=list)
     hypernodes: list[dict[str, Any]] = field(default_factory=list)
+    #: ``v1`` ResourceQuotas (the resourcequota plugin).
+    resource_quotas: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: dict[str, int] = field(default_factory=dict)
     default_priority: int = 0
     shapes: ShapeTable = field(default_factory=ShapeTable)
@@ -221,6 +231,8 @@ class Catalog:
             self.queues.append(obj)
         elif kind == "HyperNode":
             self.hypernodes.append(obj)
+        elif kind == "ResourceQuota":
+            self.resource_quotas.append(obj)
         elif kind == "PriorityClass":
             value = int(obj.get("value") or 0)
             self.priority_classes[_meta(obj).get("name", "")] = value
@@ -287,6 +299,20 @@ def make_job(space: ResourceSpace, pg: dict[str, Any], catalog: Catalog) -> JobI
 #: The parts of a pod spec its requests and shape come from.
 SchedulingFields = tuple[Any, ...]
 
+#: Pod annotations that plugins place by (tdm: revocable zones; resource-strategy-fit: a pod's own
+#: scoring strategy): part of a task's shape.
+SHAPE_ANNOTATIONS = (
+    "volcano.sh/revocable-zone",
+    "volcano.sh/resource-strategy-scoring-type",
+    "volcano.sh/resource-strategy-weight",
+)
+
+
+def shape_extra(queue: str, annotations: dict[str, str]) -> tuple[str, ...]:
+    """What a task's shape holds beyond its pod spec: its queue (nodegroup places by the queue's
+    node-group affinity) and the annotations of :data:`SHAPE_ANNOTATIONS`."""
+    return (queue, *(str(annotations.get(k, "")) for k in SHAPE_ANNOTATIONS))
+
 
 def _scheduling_fields(spec: dict[str, Any]) -> SchedulingFields:
     """The parts of a pod spec its requests and shape come from (a pod's spec barely changes: a
@@ -311,23 +337,31 @@ class ParsedPod:
 
 
 def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: JobInfo | None,
-              parsed: dict[str, ParsedPod] | None = None) -> TaskInfo:
+              parsed: dict[str, ParsedPod] | None = None, alike: dict[str, ParsedPod] | None = None) -> TaskInfo:
     """A TaskInfo for ``pod``; ``parsed`` (uid -> earlier parse) lets a live cache skip re-parsing
-    requests and shape when an event changed only the pod's status or node."""
+    requests and shape when an event changed only the pod's status or node; ``alike`` (the text of
+    those parts -> their parse) lets a snapshot parse the replicas of one task once."""
     meta = _meta(pod)
     spec = pod.get("spec") or {}
     ns: str = meta.get("namespace") or "default"
     name: str = meta.get("name", "")
     uid: str = meta.get("uid") or f"{ns}-{name}"
-    fields = _scheduling_fields(spec) if parsed is not None else None
+    ann = meta.get("annotations") or {}
+    extra = shape_extra(job.queue if job is not None else "", ann)
+    fields = (*_scheduling_fields(spec), *extra) if parsed is not None or alike is not None else None
     hit = parsed.get(uid) if parsed is not None else None
     derived: dict[str, Any] = {}
-    if hit is not None and hit.fields == fields and hit.labels == (meta.get("labels") or {}):
+    content = ""
+    if alike is not None:  # the shape's parts (labels count only with an affinity: ShapeTable.key) and the
+        # annotations a GPU request reads (TaskInfo.gpu)
+        content = repr((ns, fields, (meta.get("labels") or None) if spec.get("affinity") else None,
+                        ann.get(USE_GPU_TYPE), ann.get(NOUSE_GPU_TYPE)))
+        hit = alike.get(content)
+    if hit is not None and (alike is not None or (hit.fields == fields and hit.labels == (meta.get("labels") or {}))):
         resreq, init, nonzero, shape, derived = hit.resreq, hit.init_resreq, hit.nonzero, hit.shape, hit.derived
     else:
         resreq, init, nonzero = pod_requests(space, pod)
-        shape = catalog.shapes.key(pod, resreq, init)
-    ann = meta.get("annotations") or {}
+        shape = catalog.shapes.key(pod, resreq, init, extra)
     labels = meta.get("labels") or {}
     priority = spec.get("priority")
     if priority is None:
@@ -355,8 +389,12 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
         nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
         **derived,
     )
-    if parsed is not None and fields is not None and not derived:
-        parsed[uid] = ParsedPod(fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
+    if fields is not None and not derived:
+        got = ParsedPod(fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
+        if parsed is not None:
+            parsed[uid] = got
+        if alike is not None:
+            alike[content] = got
     return task
 
 
@@ -395,14 +433,24 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
     queues = {q.name: q for q in map(make_queue, catalog.queues)}
     jobs = {j.uid: j for j in (make_job(space, pg, catalog) for pg in catalog.groups)}
     orphans: list[str] = []
+    alike: dict[str, ParsedPod] = {}
     for pod in catalog.pods:
         ours = is_ours(pod, scheduler_names)
         group = group_key(pod) if ours else ""
-        task = make_task(space, pod, catalog, jobs.get(group) if group else None)
+        task = make_task(space, pod, catalog, jobs.get(group) if group else None, alike=alike)
         place_task(table, task)
         if task.job is None and ours and task.status == TaskStatus.PENDING:
             orphans.append(task.key)
     table.clear_changes()
     # Volcano's snapshot skips jobs whose queue does not exist.
     present = {k: j for k, j in jobs.items() if j.queue in queues}
-    return ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs)
+    state = ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs)
+    state.resource_quotas = quotas_by_namespace(catalog.resource_quotas)
+    return state
+
+
+def quotas_by_namespace(quotas: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for q in quotas:
+        out.setdefault(_meta(q).get("namespace") or "default", []).append(q)
+    return out
