@@ -28,6 +28,7 @@ import numpy as np
 from pumice.api.arguments import Arguments
 from pumice.scheduler.framework.plugin import Plugin
 from pumice.scheduler.framework.points import NODE_ORDER, PREDICATE
+from pumice.scheduler.framework.predicate_status import UNRESOLVABLE
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.view import NodeView
 from pumice.scheduler.model import ALLOCATED_STATUS, MemoSlot, NodeTable, QueueInfo, TaskInfo
@@ -255,6 +256,10 @@ class NodeGroupPlugin(Plugin):
         assert affinity is not None
         admitted = {g for g in self.groups.names if affinity.admits(g)}
         return [(LABEL_NOT_FOUND, labelled), (UNSATISFIED, self.groups.mask(admitted))]
+
+    def status_checks(self, task: TaskInfo, view: NodeView) -> list[tuple[str, np.ndarray]]:
+        """Volcano's codes (``--predicates``): affinity and group limits are both UnschedulableAndUnresolvable."""
+        return [(UNRESOLVABLE, m) for _, m in (*self.static_checks(task), *self.dynamic_checks(task, view))]
 
     def dynamic_checks(self, task: TaskInfo, view: NodeView) -> list[tuple[str, np.ndarray]]:
         attr = self._queue_attr(task)
