@@ -18,6 +18,7 @@ from pumice.cli import schedule as schedule_cmd
 from pumice.cli import sim as sim_cmd
 from pumice.cli import up as up_cmd
 from pumice.cli import validate
+from pumice.cli.limits import MaxFileSize
 
 app = typer.Typer(
     name="pumice",
@@ -45,11 +46,15 @@ def schedule(
         Path | None,
         typer.Option("--discover-topology", help="Label discovery config: build HyperNodes from the Nodes' labels"),
     ] = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Run exactly one scheduling session on the objects in FILE and print its decisions."""
+    from pumice.api.reader import file_size_limit
+
     console = Console()
     try:
-        text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology)
+        with file_size_limit(max_file_size):
+            text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology)
     except schedule_cmd.UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         raise typer.Exit(2) from None

@@ -22,7 +22,10 @@ from rich.table import Table
 from rich.text import Text
 
 from pumice.api import ManifestError, UnknownResourceError, is_valid_quantity, load_file, load_text, milli_value
+from pumice.api.reader import file_size_limit, max_file_bytes
 from pumice.client import ApiError, ClientError, KubeClient, Resource, UnknownResource, connect
+
+from .limits import MaxFileSize
 
 Obj = dict[str, Any]
 
@@ -201,12 +204,24 @@ def nothing_found(namespace: str | None) -> None:
 # ---------------------------------------------------------------------------- manifests
 
 
+def _read_stdin() -> str:
+    """Standard input as text, refused past the file size limit (``--max-file-size``)."""
+    limit = max_file_bytes()
+    data = sys.stdin.buffer.read(limit + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read(limit + 1).encode()
+    if len(data) > limit:
+        raise ManifestError("<stdin>", f"input too large: more than {limit} bytes (--max-file-size raises the limit)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ManifestError("<stdin>", f"not UTF-8 text: {err.reason} at byte {err.start}") from err
+
+
 def read_manifests(files: Sequence[Path]) -> list[Obj]:
     """Every object of every file (``-`` reads stdin); all read before anything is sent."""
     objects: list[Obj] = []
     for path in files:
         if str(path) == "-":
-            loaded = load_text(sys.stdin.read(), "<stdin>")
+            loaded = load_text(_read_stdin(), "<stdin>")
         else:
             if not path.exists():
                 raise UsageError(f"{path}: no such file")
@@ -395,11 +410,13 @@ def apply(
     kubeconfig: Kubeconfig = None,
     server: Server = None,
     context: Context = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Create or update (merge-patch) the objects in FILE, like kubectl apply."""
     code = 0
     with failures():
-        objects = read_manifests(filename)
+        with file_size_limit(max_file_size):
+            objects = read_manifests(filename)
         kc = client(kubeconfig, server, context)
         for obj in objects:
             try:
@@ -498,6 +515,7 @@ def delete(
     kubeconfig: Kubeconfig = None,
     server: Server = None,
     context: Context = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Delete the objects of FILE, or KIND NAME..."""
     failed = False
@@ -507,7 +525,8 @@ def delete(
         if filename:
             if args:
                 raise UsageError("give either -f FILE or KIND NAME..., not both")
-            objects = read_manifests(filename)
+            with file_size_limit(max_file_size):
+                objects = read_manifests(filename)
         else:
             if not args or len(args) < 2:
                 raise UsageError("give -f FILE, or KIND NAME...")

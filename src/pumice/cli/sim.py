@@ -15,8 +15,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from pumice.api import ManifestError
+from pumice.api.reader import InputError, file_size_limit, read_text_file
 from pumice.nodes import parse_duration
 from pumice.scheduler import ConfError, load_conf
+
+from .limits import MaxFileSize
 
 __all__ = ["format_seconds", "render_table", "sim"]
 
@@ -123,6 +126,7 @@ def sim(
     compress: Annotated[float, typer.Option("--compress", help="Divide trace arrival times by this")] = 1.0,
     until: Annotated[str | None, typer.Option("--until", help="Stop at this virtual time (e.g. 1d, 90m)")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="volcano-scheduler.conf to use instead")] = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Simulate SCENARIO (or --trace) on a virtual clock and summarize jobs, queues and the cluster."""
     from pumice.sim import ScenarioError, job_rows, load_path, load_trace, run_scenario, summarize
@@ -149,13 +153,17 @@ def sim(
         elif scenario is None:
             raise fail("SCENARIO: missing (a scenario file, a directory of manifests, or --trace)")
         else:
-            sc = load_path(scenario)
+            with file_size_limit(max_file_size):
+                sc = load_path(scenario)
         if stop is not None:
             sc.until = stop
         if config is not None:
             if not config.is_file():
                 raise fail(f"{config}: no such file")
-            sc.conf_text, sc.conf_source = config.read_text(), str(config)
+            try:
+                sc.conf_text, sc.conf_source = read_text_file(config), str(config)
+            except (OSError, UnicodeDecodeError, InputError) as err:  # unreadable, not UTF-8, too large
+                raise fail(f"{config}: {err}") from None
             load_conf(sc.conf_text, source=sc.conf_source)
         console = Console(width=None if sys.stdout.isatty() else 160)
         horizon = sc.until if sc.until is not None else max((a.at for a in sc.timeline), default=0.0)

@@ -7,6 +7,8 @@ from typing import Any
 
 import yaml
 
+from pumice.api.reader import InputError, load_yaml
+
 #: The per-plugin switches, literally as Volcano spells them (``enable``/``enabled`` mixed).
 PLUGIN_FLAGS: tuple[str, ...] = (
     "enableJobOrder",
@@ -122,8 +124,10 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
                known_plugins: set[str] | None = None) -> SchedulerConf:
     """Parse and default a configuration; unknown actions are an error, as in Volcano."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+        data = load_yaml(text)
+    except InputError as err:
+        raise ConfError(f"{source}: {err}") from None
+    except (yaml.YAMLError, ValueError) as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         raise ConfError(f"{source}: invalid YAML{where}: {getattr(err, 'problem', err)}") from None

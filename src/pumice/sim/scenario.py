@@ -15,6 +15,7 @@ from typing import Any, Literal
 import yaml
 
 from pumice.api import ManifestError, load_file, load_text
+from pumice.api.reader import InputError, load_yaml, read_text_file
 from pumice.nodes import DURATION_ANNOTATION, parse_duration
 
 from .errors import ScenarioError
@@ -164,7 +165,10 @@ def _conf(value: Any, base: Path, source: str) -> tuple[str | None, str]:
         path = base / value.strip()
         if not path.is_file():
             raise ScenarioError(source, "scheduler", f"no such file: {path}")
-        return path.read_text(), str(path)
+        try:
+            return read_text_file(path), str(path)
+        except (OSError, UnicodeDecodeError, InputError) as err:  # unreadable, not UTF-8, too large
+            raise ScenarioError(source, "scheduler", f"{path}: {err}") from None
     return value, f"{source} (scheduler)"
 
 
@@ -197,9 +201,15 @@ def load_scenario(path: Path) -> Scenario:
     """Read a scenario file (see ``docs/sim.md``)."""
     source = str(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(read_text_file(path))
     except OSError as err:
         raise ScenarioError(source, "", f"cannot read: {err.strerror or err}") from None
+    except InputError as err:
+        raise ScenarioError(source, "", str(err)) from None
+    except UnicodeDecodeError as err:
+        raise ScenarioError(source, "", f"not UTF-8 text: {err.reason} at byte {err.start}") from None
+    except ValueError as err:  # an integer beyond Python's digit limit
+        raise ScenarioError(source, "", f"not valid YAML ({err})") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
