@@ -18,6 +18,8 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from pumice.api import ManifestError, apply_defaults, load_text
+from pumice.api.reader import load_json
+from pumice.server.body import read_body
 from pumice.store import Store, StoreError
 
 from . import data
@@ -188,15 +190,16 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
             return _status(401, "Unauthorized", "Unauthorized")
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return _status(415, "UnsupportedMediaType", 'send {"yaml": "..."} as application/json')
-        raw = await request.body()
-        if len(raw) > MAX_MANIFEST:
-            return _status(413, "RequestEntityTooLarge", "manifest larger than 1 MiB")
         try:
-            payload = json.loads(raw)
+            raw = await read_body(request, MAX_MANIFEST)
+        except StoreError as err:
+            return _status(err.code, err.reason, "manifest larger than 1 MiB")
+        try:
+            payload = load_json(raw)
             text = payload["yaml"]
             if not isinstance(text, str):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):  # also nested too deeply (reader.TooDeep)
             return _status(400, "BadRequest", 'expected a JSON body {"yaml": "<manifest>"}')
         try:
             created = await run_in_threadpool(apply_manifest, store, text)

@@ -13,7 +13,7 @@ from .base import (
     owned_patch,
     read_only_results,
 )
-from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
+from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError, TooLarge
 from .memory import MemoryStore
 from .patch import apply_json_patch, apply_merge_patch, apply_patch
 from .protocol import Admission, EventType, Operation, Store, Watch, WatchEvent
@@ -59,6 +59,7 @@ __all__ = [
     "StoreClosed",
     "StoreError",
     "StoredEvent",
+    "TooLarge",
     "Watch",
     "WatchEvent",
     "Watcher",

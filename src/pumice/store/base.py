@@ -120,6 +120,28 @@ def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
+def _check_metadata(meta: dict[str, Any]) -> None:
+    """The metadata fields the store itself reads (selectors, finalizers, owners) must have their types."""
+    for key in ("labels", "annotations"):
+        value = meta.get(key)
+        if value is not None and (type(value) is not dict or not all(type(v) is str for v in value.values())):
+            raise BadRequest(f"metadata.{key}: expected a map of strings to strings, got {_shape(value)}")
+    finalizers = meta.get("finalizers")
+    if finalizers is not None and (type(finalizers) is not list or not all(type(f) is str for f in finalizers)):
+        raise BadRequest(f"metadata.finalizers: expected a list of strings, got {_shape(finalizers)}")
+    owners = meta.get("ownerReferences")
+    if owners is not None and (type(owners) is not list or not all(type(o) is dict for o in owners)):
+        raise BadRequest(f"metadata.ownerReferences: expected a list of objects, got {_shape(owners)}")
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object with a value that is not a string"
+    if isinstance(value, list):
+        return "a list with an item of another type"
+    return f"a {type(value).__name__}"
+
+
 def _qualified(resource: str, subresource: str | None) -> str:
     return resource if subresource is None else f"{resource}/{subresource}"
 
@@ -438,6 +460,7 @@ class BaseStore:
             else:
                 new = normalize_json(obj if type(obj) is dict else dict(obj))
             meta = _metadata(new)
+            _check_metadata(meta)
             if info.namespaced:
                 namespace = meta.get("namespace") or "default"
                 if not isinstance(namespace, str):
@@ -545,7 +568,8 @@ class BaseStore:
     def _check_update(self, info: ResourceInfo, old: dict[str, Any], new: dict[str, Any]) -> None:
         """Invariants no update may break, checked after admission."""
         if info.name == "pods":
-            old_node = (old.get("spec") or {}).get("nodeName") or ""
+            old_spec = old.get("spec")
+            old_node = (old_spec.get("nodeName") if isinstance(old_spec, dict) else None) or ""
             new_spec = new.get("spec")
             new_node = (new_spec.get("nodeName") if isinstance(new_spec, dict) else None) or ""
             if old_node != new_node:
@@ -584,6 +608,7 @@ class BaseStore:
             old = self._require(resource, namespace, name)
         old_meta = old["metadata"]
         meta = _metadata(incoming)
+        _check_metadata(meta)
         wanted_rv = meta.get("resourceVersion")
         if wanted_rv not in (None, "") and str(wanted_rv) != old_meta["resourceVersion"]:
             raise Conflict(
@@ -730,14 +755,14 @@ class BaseStore:
             if not node_name or not isinstance(node_name, str):
                 raise BadRequest("a binding needs a target node name")
             old = self._require("pods", ns, pod_name)
-            current = (old.get("spec") or {}).get("nodeName")
+            spec = old.get("spec", {})
+            if not isinstance(spec, dict):
+                raise BadRequest("pod spec is not an object")
+            current = spec.get("nodeName")
             if current:
                 raise Conflict(f'pod {pod_name} is already assigned to node "{current}"')
             if old["metadata"].get("deletionTimestamp"):
                 raise Conflict(f"pod {pod_name} is being deleted, cannot be assigned to a host")
-            spec = old.get("spec", {})
-            if not isinstance(spec, dict):
-                raise BadRequest("pod spec is not an object")
             # fresh containers along what changes; the rest is shared with ``old`` (stored objects are immutable)
             new = {**old, "metadata": dict(old["metadata"]), "spec": {**spec, "nodeName": node_name}}
             status = old.get("status")
