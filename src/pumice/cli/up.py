@@ -2,14 +2,20 @@
 
 One process: a ``SqliteStore`` under the data directory, a ``WallClock`` (optionally sped up), the embedded
 ``Cluster`` (admission, controllers, scheduler, simulated kubelets) driven from a background thread, and the
-Kubernetes API server (HTTPS with a bearer token, loopback only) for kubectl. ``DIR/kubeconfig`` is written
-at start; ``DIR/pumice.pid`` lets ``pumice down`` stop it. Every write is committed to SQLite before it is
-acknowledged, so a restart (or a crash) loses nothing a client was told had succeeded.
+Kubernetes API server (HTTPS with a bearer token) for kubectl. ``DIR/kubeconfig`` is written at start;
+``DIR/pumice.pid`` lets ``pumice down`` stop it. Every write is committed to SQLite before it is acknowledged,
+so a restart (or a crash) loses nothing a client was told had succeeded.
+
+Secure by default: the server listens on 127.0.0.1 unless ``--bind-address`` says otherwise (with a warning);
+the data directory is 0700 and every file in it 0600 (the store holds every object, Secrets included; the
+token and the kubeconfig are credentials); the token is never printed or logged (the dashboard's sign-in line
+names the file that holds it); request bodies are limited to ``--max-request-bytes``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import logging
 import os
@@ -26,6 +32,10 @@ from typing import Annotated, Any
 
 import typer
 
+from pumice.api.reader import file_size_limit
+
+from .limits import MaxFileSize, parse_size
+
 __all__ = ["DEFAULT_PORT", "ControlPlane", "default_data_dir", "down", "read_pid_file", "up"]
 
 #: The API server's default port (the usual kube-apiserver port).
@@ -35,6 +45,8 @@ LOG_FILE = "pumice.log"
 STORE_FILE = "store.db"
 CLOCK_FILE = "clock"
 KUBECONFIG = "kubeconfig"
+TOKEN_FILE = "token"
+LOOPBACK = "127.0.0.1"
 #: Longest sleep of the driver thread between two cluster steps (wall seconds).
 MAX_IDLE = 1.0
 
@@ -50,6 +62,43 @@ def default_data_dir() -> Path:
     if home.is_dir() and os.access(home, os.W_OK):
         return home / ".pumice"
     return Path.cwd() / ".pumice"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name) only reaches this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_warning(host: str) -> str | None:
+    """The warning for a server told to listen beyond this machine, or None."""
+    if is_loopback(host):
+        return None
+    return (f"warning: the API server listens on {host}, not only on this machine: anyone who can reach it and "
+            "holds the token (or a kubeconfig) can use the whole API")
+
+
+def private_directory(path: Path) -> None:
+    """Create ``path`` as 0700 (making an existing one 0700) and make the files in it 0600."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
+    for child in path.iterdir():
+        with contextlib.suppress(OSError):
+            if child.is_file() and not child.is_symlink() and child.stat().st_mode & 0o077:
+                child.chmod(0o600)
+
+
+def _write_private(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
 
 
 def read_pid_file(data_dir: Path) -> dict[str, Any] | None:
@@ -94,9 +143,7 @@ def _continued_clock(data_dir: Path, scale: float) -> Any:
 
 
 def _save_clock(data_dir: Path, now: float) -> None:
-    tmp = data_dir / (CLOCK_FILE + ".tmp")
-    tmp.write_text(f"{now:.3f}\n", encoding="utf-8")
-    os.replace(tmp, data_dir / CLOCK_FILE)
+    _write_private(data_dir / CLOCK_FILE, f"{now:.3f}\n")
 
 
 @dataclass
@@ -110,11 +157,14 @@ class ControlPlane:
     """Store + cluster + API server in this process; ``start()`` returns once the server listens."""
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = LOOPBACK, max_request_bytes: int | None = None) -> None:
+        from pumice.server import DEFAULT_MAX_BODY_BYTES
+
         self.data_dir = Path(data_dir)
         self.port = port
         self.time_scale = time_scale
         self.host = host
+        self.max_request_bytes = max_request_bytes or DEFAULT_MAX_BODY_BYTES
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._driver: threading.Thread | None = None
@@ -125,7 +175,9 @@ class ControlPlane:
 
     @property
     def url(self) -> str:
-        return f"https://{self.host}:{self.port}"
+        """Where clients reach the server (a wildcard address is reached on the loopback)."""
+        host = LOOPBACK if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"https://[{host}]:{self.port}" if ":" in host else f"https://{host}:{self.port}"
 
     def start(self) -> ControlPlane:
         from pumice.clock import to_datetime
@@ -133,37 +185,41 @@ class ControlPlane:
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
         from pumice.store import SqliteStore
 
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_directory(self.data_dir)
+        warning = exposure_warning(self.host)
+        if warning is not None:
+            log.warning("%s", warning.removeprefix("warning: "))
         running = read_pid_file(self.data_dir)
         if running and running["pid"] != os.getpid() and _alive(running["pid"]):
             raise RuntimeError(f"pumice is already running from {self.data_dir} (pid {running['pid']})")
         clock = _continued_clock(self.data_dir, self.time_scale)
         self._clock = clock
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
-                            admission=load_admission())
+                            admission=load_admission(), max_object_bytes=self.max_request_bytes)
         try:
             cluster = Cluster(store, clock)
             token = load_or_create_token(self.data_dir)
-            tls = ensure_certificates(self.data_dir)
-            app = create_app(store, token=token, now=clock.now, on_change=self._wake.set)
+            tls = ensure_certificates(self.data_dir, hosts=[self.host])
+            app = create_app(store, token=token, now=clock.now, on_change=self._wake.set,
+                             max_body_bytes=self.max_request_bytes)
             server = ServerThread(app, host=self.host, port=self.port, tls=tls).start()
         except BaseException:
             store.close()
             raise
+        self.port = server.port
         try:
-            write_kubeconfig(self.kubeconfig, server.url, token, ca_file=tls.ca)
+            write_kubeconfig(self.kubeconfig, self.url, token, ca_file=tls.ca)
         except BaseException:
             server.stop()
             store.close()
             raise
-        self.port = server.port
         self._parts = _Parts(store, cluster, server)
         self._driver = threading.Thread(target=self._drive, args=(cluster, clock), name="pumice-cluster",
                                         daemon=True)
         self._driver.start()
-        pid_info = {"pid": os.getpid(), "port": self.port, "url": server.url, "kubeconfig": str(self.kubeconfig),
+        pid_info = {"pid": os.getpid(), "port": self.port, "url": self.url, "kubeconfig": str(self.kubeconfig),
                     "timeScale": self.time_scale}
-        (self.data_dir / PID_FILE).write_text(json.dumps(pid_info) + "\n", encoding="utf-8")
+        _write_private(self.data_dir / PID_FILE, json.dumps(pid_info) + "\n")
         return self
 
     def _drive(self, cluster: Any, clock: Any) -> None:
@@ -220,15 +276,19 @@ def _healthy(url: str, ca: Path) -> bool:
         return False
 
 
-def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0) -> dict[str, Any]:
-    """Run ``pumice up`` detached (output in DIR/pumice.log); return its pid file once it serves."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0, *,
+                      host: str = LOOPBACK, max_request_bytes: int | None = None) -> dict[str, Any]:
+    """Run ``pumice up`` detached (output in DIR/pumice.log, 0600); return its pid file once it serves."""
+    private_directory(data_dir)
     before = read_pid_file(data_dir)
     if before and _alive(before["pid"]):
         raise RuntimeError(f"pumice is already running from {data_dir} (pid {before['pid']})")
     cmd = [sys.executable, "-m", "pumice.cli.main", "up", "--data-dir", str(data_dir), "--port", str(port),
-           "--time-scale", str(time_scale)]
-    with open(data_dir / LOG_FILE, "ab") as out:
+           "--time-scale", str(time_scale), "--bind-address", host]
+    if max_request_bytes is not None:
+        cmd += ["--max-request-bytes", str(max_request_bytes)]
+    fd = os.open(data_dir / LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     deadline = time.monotonic() + timeout
@@ -274,7 +334,7 @@ def _apply(kubeconfig: Path, manifests: list[dict[str, Any]]) -> None:
 
 def up(
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="State directory (default ~/.pumice)")] = None,
-    port: Annotated[int, typer.Option("--port", help="API server port on 127.0.0.1")] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option("--port", help="API server port")] = DEFAULT_PORT,
     time_scale: Annotated[float, typer.Option("--time-scale", help="Cluster seconds per wall second")] = 1.0,
     background: Annotated[
         bool, typer.Option("--background", "-d", help="Detach; return once the server answers")
@@ -283,16 +343,30 @@ def up(
         list[Path] | None,
         typer.Option("--filename", "-f", help="Manifests (files or directories) to apply once it serves"),
     ] = None,
+    bind_address: Annotated[
+        str, typer.Option("--bind-address", help="Address to listen on (default 127.0.0.1: this machine only)")
+    ] = LOOPBACK,
+    max_request_bytes: Annotated[
+        int | None,
+        typer.Option("--max-request-bytes", parser=parse_size, metavar="SIZE",
+                     help="Largest request body and object (default 3Mi, as kube-apiserver)"),
+    ] = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
     directory = (data_dir or default_data_dir()).expanduser().resolve()
-    manifests = _read_manifests(filename)
+    with file_size_limit(max_file_size):
+        manifests = _read_manifests(filename)
     if time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         raise typer.Exit(2)
+    warning = exposure_warning(bind_address)
+    if warning is not None:
+        print(warning, file=sys.stderr, flush=True)
     if background:
         try:
-            info = _start_background(directory, port, time_scale)
+            info = _start_background(directory, port, time_scale, host=bind_address,
+                                     max_request_bytes=max_request_bytes)
         except RuntimeError as err:
             print(f"error: {err}", file=sys.stderr)
             raise typer.Exit(1) from None
@@ -301,7 +375,8 @@ def up(
         _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plane = ControlPlane(directory, port=port, time_scale=time_scale)
+    plane = ControlPlane(directory, port=port, time_scale=time_scale, host=bind_address,
+                         max_request_bytes=max_request_bytes)
     try:
         plane.start()
     except Exception as err:
@@ -316,7 +391,8 @@ def up(
         signal.signal(sig, _signal)
     print(f"pumice is up at {plane.url} (data {directory}, time scale {time_scale}); "
           f"export KUBECONFIG={plane.kubeconfig}", flush=True)
-    print(f"dashboard: {plane.url}/?token={(directory / 'token').read_text().strip()}", flush=True)
+    print(f"dashboard: {plane.url}/ (sign in once at {plane.url}/?token=<the token in {directory / TOKEN_FILE}>)",
+          flush=True)
     _apply(plane.kubeconfig, manifests)
     try:
         while not done.wait(0.5):

@@ -20,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 from pumice.api import ManifestError, apply_defaults, load_text
 from pumice.api.reader import load_json
 from pumice.server.body import read_body
+from pumice.server.headers import SECURITY_HEADERS, SecurityHeaders
 from pumice.store import Store, StoreError
 
 from . import data
@@ -35,7 +36,8 @@ MAX_MANIFEST = 1 << 20
 MIN_INTERVAL = 1.0
 CACHE_SIZE = 64
 
-_LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>pumice dashboard</title>
+_LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
+<title>pumice dashboard</title>
 <style>body{{font:15px system-ui,sans-serif;background:#f4f6fa;color:#1d2330;display:grid;place-items:center;
 height:100vh;margin:0}}main{{background:#fff;padding:2rem 2.5rem;border-radius:10px;
 box-shadow:0 2px 10px #0002;max-width:34rem}}code{{background:#eef1f6;padding:.1rem .3rem;border-radius:4px}}
@@ -131,6 +133,20 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
     """
     source: Any = StoreMirror(store, data.RESOURCES) if mirror else store
 
+    def guarded(endpoint: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        """``endpoint`` whose answers carry the security headers (see ``pumice.server.headers``)."""
+
+        async def call(request: Request) -> Response:
+            response = endpoint(request)
+            if not isinstance(response, Response):
+                response = await response
+            for name, value in SECURITY_HEADERS:
+                response.headers.setdefault(name.decode(), value.decode())
+            return response
+
+        return call
+
+    @guarded
     def index(request: Request) -> Response:
         given = request.query_params.get("token")
         if given is not None and token:
@@ -146,6 +162,7 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
     def authorized_token(given: str) -> bool:
         return bool(token) and hmac.compare_digest(given.encode(), str(token).encode())
 
+    @guarded
     def logout(request: Request) -> Response:
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(COOKIE_NAME, path="/")
@@ -183,8 +200,9 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
                 return _status(404, "NotFound", "not found")
             return Response(body, media_type="application/json", headers=headers)
 
-        return endpoint
+        return guarded(endpoint)
 
+    @guarded
     async def apply(request: Request) -> Response:
         if not authorized(request, token):
             return _status(401, "Unauthorized", "Unauthorized")
@@ -215,7 +233,7 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
     return [
         Route("/", index, methods=["GET"]),
         Route("/dashboard/logout", logout, methods=["GET", "POST"]),
-        Mount("/dashboard/static", app=StaticFiles(directory=STATIC_DIR), name="dashboard-static"),
+        Mount("/dashboard/static", app=SecurityHeaders(StaticFiles(directory=STATIC_DIR)), name="dashboard-static"),
         Route(f"{API}/overview", view(lambda r: data.overview(source)), methods=["GET"]),
         Route(f"{API}/jobs", view(lambda r: data.jobs(source)), methods=["GET"]),
         Route(

@@ -4,7 +4,7 @@
 ``load_or_create_token`` / ``write_kubeconfig`` give clients their credentials.
 """
 
-from .app import DEFAULT_BOOKMARK_INTERVAL, DEFAULT_WATCH_TIMEOUT, create_app
+from .app import DEFAULT_BOOKMARK_INTERVAL, DEFAULT_MAX_BODY_BYTES, DEFAULT_WATCH_TIMEOUT, create_app
 from .auth import BearerTokenAuth, load_or_create_token, write_kubeconfig
 from .patch import apply_strategic_merge_patch
 from .resources import ApiResource, ResourceIndex
@@ -14,6 +14,7 @@ from .tls import TlsFiles, client_ssl_context, ensure_certificates
 
 __all__ = [
     "DEFAULT_BOOKMARK_INTERVAL",
+    "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_WATCH_TIMEOUT",
     "ApiResource",
     "BearerTokenAuth",

@@ -36,6 +36,7 @@ from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Stor
 from . import discovery
 from .auth import BearerTokenAuth
 from .body import read_body
+from .headers import SecurityHeaders
 from .openapi import OPENAPI_V2_PROTOBUF, openapi_v2, openapi_v2_protobuf, openapi_v3_document, openapi_v3_index
 from .patch import apply_strategic_merge_patch
 from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
@@ -598,6 +599,7 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 _VERBS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
+
 def create_app(
     store: Store,
     *,
@@ -639,11 +641,11 @@ def create_app(
     app.state.api = api
     inner: ASGIApp = BearerTokenAuth(app, token) if token is not None else app
     if not dashboard:
-        return inner
+        return SecurityHeaders(inner)
     # The dashboard checks the token itself (bearer header or its login cookie), so it sits in
     # front of the API's bearer-only guard.
     from pumice.dashboard import routes as dashboard_routes
 
     outer = Starlette(routes=[*dashboard_routes(store, token, on_change=on_change), Mount("", app=inner)])
     outer.state.api = api
-    return outer
+    return SecurityHeaders(outer)

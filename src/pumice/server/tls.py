@@ -2,7 +2,8 @@
 
 kubectl sends a bearer token only over TLS (client-go drops credentials for ``http://`` servers), so the
 control plane serves HTTPS: ``DIR/ca.crt`` signs ``DIR/server.crt`` (SANs ``127.0.0.1``, ``::1``,
-``localhost``), and the kubeconfig carries the CA.
+``localhost``, and any other address the server is told to listen on), and the kubeconfig carries the CA.
+Every file is private to the user (0600): the key obviously, the certificates because nobody else needs them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class TlsFiles:
     key: Path
 
 
-def _write(path: Path, data: bytes, mode: int = 0o644) -> None:
+def _write(path: Path, data: bytes, mode: int = 0o600) -> None:
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     with os.fdopen(fd, "wb") as fh:
@@ -43,11 +44,35 @@ def _name(common: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
 
 
-def ensure_certificates(directory: str | os.PathLike[str]) -> TlsFiles:
-    """The CA and serving certificate in ``directory``, generated (ECDSA P-256) if any file is missing."""
+_LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+def _san(host: str) -> x509.GeneralName:
+    try:
+        return x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        return x509.DNSName(host)
+
+
+def _covers(cert_path: Path, hosts: list[str]) -> bool:
+    """Whether the certificate at ``cert_path`` names every one of ``hosts``."""
+    if not hosts:
+        return True
+    try:
+        cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except (OSError, ValueError, x509.ExtensionNotFound):
+        return False
+    return all(_san(host) in names for host in hosts)
+
+
+def ensure_certificates(directory: str | os.PathLike[str], hosts: list[str] | tuple[str, ...] = ()) -> TlsFiles:
+    """The CA and serving certificate in ``directory``, generated (ECDSA P-256) if any file is missing or the
+    certificate does not name one of ``hosts`` (addresses or names to serve on besides the loopback ones)."""
     base = Path(directory)
     files = TlsFiles(base / "ca.crt", base / "server.crt", base / "server.key")
-    if files.ca.exists() and files.cert.exists() and files.key.exists():
+    extra = [h for h in hosts if h and h not in _LOOPBACK and h not in ("0.0.0.0", "::")]
+    if files.ca.exists() and files.cert.exists() and files.key.exists() and _covers(files.cert, extra):
         return files
     base.mkdir(parents=True, exist_ok=True)
     now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
@@ -68,7 +93,7 @@ def ensure_certificates(directory: str | os.PathLike[str]) -> TlsFiles:
     )
     key = ec.generate_private_key(ec.SECP256R1())
     sans = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-            x509.IPAddress(ipaddress.ip_address("::1"))]
+            x509.IPAddress(ipaddress.ip_address("::1")), *(_san(h) for h in extra)]
     cert = (
         x509.CertificateBuilder()
         .subject_name(_name("pumice-apiserver"))
