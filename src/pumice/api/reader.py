@@ -16,6 +16,9 @@ the API server — so that none of them can be made to exhaust memory or the sta
   nodes, more than 1,000 nodes, and an aliased share above 99% for small documents falling to 10% for
   documents of 4 million nodes). An alias to an anchor that contains it (a cycle) is refused too.
 
+- **text**: a lone UTF-16 surrogate (``"\\ud800"`` in JSON, which Python decodes but UTF-8 cannot encode) is
+  replaced by U+FFFD, as Go's JSON decoder does, so that what was read can always be written back.
+
 YAML is checked in a first pass over the parser's events (libyaml's parser keeps its own stack, so even a
 million opening brackets cost nothing but time), then loaded; aliases stay shared in what is loaded, and
 what expands them later is bounded by the rule above.
@@ -174,15 +177,62 @@ def _too_deep(depth: int | None, max_depth: int) -> TooDeep:
     return TooDeep(f"nested too deeply{found}: at most {max_depth} levels of objects and arrays are accepted")
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]|\\U0000[dD][89a-fA-F]|[\ud800-\udfff]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\\U0000[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def _scrub_text(text: str) -> str:
+    return _LONE.sub("\ufffd", text)
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys included) replaced by U+FFFD (iteratively)."""
+    if isinstance(value, str):
+        return _scrub_text(value)
+    if not isinstance(value, dict | list):
+        return value
+    root = [value]
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, str):
+                    node[index] = _scrub_text(item)
+                elif isinstance(item, dict | list):
+                    stack.append(item)
+        else:
+            for key in list(node):
+                item = node[key]
+                if isinstance(key, str) and _LONE.search(key):
+                    del node[key]
+                    key = _scrub_text(key)
+                    node[key] = item
+                if isinstance(item, str):
+                    node[key] = _scrub_text(item)
+                elif isinstance(item, dict | list):
+                    stack.append(item)
+    return root[0]
+
+
+def _may_hold_surrogates(raw: bytes | str) -> bool:
+    pattern = _SURROGATE_ESCAPE_BYTES if isinstance(raw, bytes | bytearray) else _SURROGATE_ESCAPE
+    return pattern.search(raw) is not None  # type: ignore[arg-type]
+
+
 def load_json(raw: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
-    """``json.loads`` with the nesting limit checked first; raises :class:`TooDeep` or ``ValueError``."""
+    """``json.loads`` with the nesting limit checked first; raises :class:`TooDeep` or ``ValueError``.
+
+    Lone surrogates come back as U+FFFD (see the module docstring)."""
     depth = json_depth(raw)
     if depth > max_depth:
         raise _too_deep(depth, max_depth)
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except RecursionError:  # only if max_depth was set near the interpreter's limit
         raise _too_deep(None, max_depth) from None
+    return scrub_surrogates(value) if _may_hold_surrogates(raw) else value
 
 
 # --------------------------------------------------------------------------------------------------- YAML
@@ -317,10 +367,12 @@ def yaml_documents(text: str, *, max_depth: int = MAX_DEPTH) -> Iterator[Any]:
     loader (``ValueError`` for an integer beyond Python's digit limit). Empty documents come back as None.
     """
     check_yaml(text, max_depth=max_depth)
+    scrub = _may_hold_surrogates(text)
     loader = Loader(text)
     try:
         while loader.check_data():
-            yield loader.get_data()
+            data = loader.get_data()
+            yield scrub_surrogates(data) if scrub else data
     finally:
         loader.dispose()
 

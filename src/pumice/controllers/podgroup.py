@@ -7,12 +7,12 @@ default 1) and the annotation pointing at it, so the scheduler can place it like
 
 from __future__ import annotations
 
-import contextlib
+import logging
 from typing import Any
 
 from pumice.api.quantity import format_quantity
 from pumice.clock import Clock
-from pumice.store import AlreadyExists, NotFound, Store, read_only_results
+from pumice.store import AlreadyExists, NotFound, Store, StoreError, read_only_results
 
 from .job_build import pod_requests
 from .mirror import Delta, Mirror
@@ -22,6 +22,7 @@ __all__ = ["SCHEDULER_NAMES", "PodGroupController", "podgroup_for_pod"]
 
 Obj = dict[str, Any]
 SCHEDULER_NAMES = frozenset({"volcano"})
+log = logging.getLogger("pumice.controllers")
 _TOPOLOGY_MODE = "volcano.sh/network-topology-mode"
 _TOPOLOGY_TIER = "volcano.sh/network-topology-highest-tier"
 
@@ -101,8 +102,13 @@ class PodGroupController:
             return False
         pg = podgroup_for_pod(pod)
         ns, pg_name = pg["metadata"]["namespace"], pg["metadata"]["name"]
-        with contextlib.suppress(AlreadyExists):
+        try:
             self.store.create(PODGROUPS, pg, **self._ro)
+        except AlreadyExists:
+            pass
+        except StoreError as err:  # refused (say, its queue is not open): this pod waits, the others go on
+            log.warning("no PodGroup for pod %s/%s: %s", ns, name_of(pod), err)
+            return False
         try:
             updated = self.store.patch(PODS, ns, name_of(pod), {"metadata": {"annotations": {GROUP_NAME: pg_name}}},
                                        **self._ro)

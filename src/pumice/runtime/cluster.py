@@ -88,11 +88,15 @@ class Cluster:
         seed: int = 0,
         lazy_status: bool | None = None,
         history: int = DEFAULT_HISTORY,
+        screen: bool = True,
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
         if store is None:  # ``history``: how far back a watch of this store can resume (see ``BaseStore``)
             store = MemoryStore(clock=_Moments(self.clock), admission=load_admission(), rng=random.Random(seed),
                                 history=history)
+            # ``screen=False``: only this process writes the store, from parsed manifests (a simulation), so its
+            # parts need not check every object they read (see ``pumice.api.wellformed``)
+            store.screened = screen  # type: ignore[attr-defined]
         attach_admission(store)
         self.store: Store = store
         self._changes = change_marker(store)  # what moves when the store is written (see ``_settle``)

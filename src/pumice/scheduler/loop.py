@@ -8,12 +8,15 @@ scheduler never creates pods.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 from pumice.api.resources import PODGROUPS, QUEUES
+from pumice.api.wellformed import screened
 from pumice.clock import Clock, rfc3339
+from pumice.events import EventRecorder
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
 from pumice.store import Gone, Store, StoreError, change_marker, read_only_results
@@ -27,6 +30,8 @@ WATCHED = (
     "podgroups.scheduling.volcano.sh",
     "pods",
 )
+
+log = logging.getLogger("pumice.scheduler")
 
 
 def _key(obj: dict[str, Any]) -> str:
@@ -91,7 +96,8 @@ class SchedulerLoop:
         self.store = store
         self.conf = conf or default_conf()
         self.clock = clock
-        self.cache = LiveCache()
+        self.recorder = EventRecorder(store, "volcano", clock=clock)
+        self.cache = LiveCache(on_rejected=self._rejected, screen=screened(store))
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
         #: Write results are only read: the store may hand back its own (read-only) objects.
@@ -218,6 +224,13 @@ class SchedulerLoop:
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
                             **self._ro)
 
+
+    def _rejected(self, obj: dict[str, Any], problem: str) -> None:
+        """An object the scheduler cannot read: said once (a log line and a Warning event on it), then skipped."""
+        meta = obj.get("metadata") or {}
+        name = f"{meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
+        log.warning("skipping %s %s: %s", obj.get("kind"), name, problem)
+        self.recorder.event(obj, "Warning", "Malformed", f"skipped by the scheduler: {problem}")
 
     def _event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         """A Kubernetes Event about ``obj`` (what ``kubectl describe`` lists)."""

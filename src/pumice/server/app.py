@@ -35,7 +35,7 @@ from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Stor
 
 from . import discovery
 from .auth import BearerTokenAuth
-from .body import read_body
+from .body import DrainBody, read_body
 from .headers import SecurityHeaders
 from .openapi import OPENAPI_V2_PROTOBUF, openapi_v2, openapi_v2_protobuf, openapi_v3_document, openapi_v3_index
 from .patch import apply_strategic_merge_patch
@@ -641,11 +641,12 @@ def create_app(
     app.state.api = api
     inner: ASGIApp = BearerTokenAuth(app, token) if token is not None else app
     if not dashboard:
-        return SecurityHeaders(inner)
+        return DrainBody(SecurityHeaders(inner))
     # The dashboard checks the token itself (bearer header or its login cookie), so it sits in
     # front of the API's bearer-only guard.
     from pumice.dashboard import routes as dashboard_routes
 
-    outer = Starlette(routes=[*dashboard_routes(store, token, on_change=on_change), Mount("", app=inner)])
+    outer = Starlette(routes=[*dashboard_routes(store, token, on_change=on_change), Mount("", app=inner)],
+                      exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     outer.state.api = api
-    return SecurityHeaders(outer)
+    return DrainBody(SecurityHeaders(outer))

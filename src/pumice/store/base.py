@@ -125,21 +125,19 @@ def _check_metadata(meta: dict[str, Any]) -> None:
     for key in ("labels", "annotations"):
         value = meta.get(key)
         if value is not None and (type(value) is not dict or not all(type(v) is str for v in value.values())):
-            raise BadRequest(f"metadata.{key}: expected a map of strings to strings, got {_shape(value)}")
+            raise BadRequest(f"metadata.{key}: expected a map of strings to strings, got {_shape(value, dict)}")
     finalizers = meta.get("finalizers")
     if finalizers is not None and (type(finalizers) is not list or not all(type(f) is str for f in finalizers)):
-        raise BadRequest(f"metadata.finalizers: expected a list of strings, got {_shape(finalizers)}")
+        raise BadRequest(f"metadata.finalizers: expected a list of strings, got {_shape(finalizers, list)}")
     owners = meta.get("ownerReferences")
     if owners is not None and (type(owners) is not list or not all(type(o) is dict for o in owners)):
-        raise BadRequest(f"metadata.ownerReferences: expected a list of objects, got {_shape(owners)}")
+        raise BadRequest(f"metadata.ownerReferences: expected a list of objects, got {_shape(owners, list)}")
 
 
-def _shape(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object with a value that is not a string"
-    if isinstance(value, list):
-        return "a list with an item of another type"
-    return f"a {type(value).__name__}"
+def _shape(value: Any, expected: type) -> str:
+    if type(value) is expected:
+        return "an item of another type" if expected is list else "a value that is not a string"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), "a number")
 
 
 def _qualified(resource: str, subresource: str | None) -> str:
