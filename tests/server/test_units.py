@@ -112,7 +112,7 @@ def test_resource_index_covers_the_store() -> None:
     jobs = index.lookup("batch.volcano.sh", "v1alpha1", "jobs")
     assert jobs is not None and jobs.short_names == ("vcjob", "vj") and not jobs.strategic
     pods = index.lookup("", "v1", "pods")
-    assert pods is not None and pods.subresources == ("status", "binding") and pods.strategic
+    assert pods is not None and pods.subresources == ("status", "binding", "log") and pods.strategic
     assert index.lookup("", "v1", "jobs") is None
 
 

@@ -3,12 +3,14 @@
 from .defaulting import default_object
 from .hook import Admission, admitted_memory_store
 from .jobs import job_problems, validate_job, validate_job_update
+from .lookup import Reader
 from .podgroups import validate_podgroup
 from .queues import MAX_QUEUE_DEPTH, validate_queue, validate_queue_delete
 
 __all__ = [
     "MAX_QUEUE_DEPTH",
     "Admission",
+    "Reader",
     "admitted_memory_store",
     "default_object",
     "job_problems",

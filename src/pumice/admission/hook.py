@@ -34,6 +34,9 @@ class Admission:
 
     #: What it changes in ``new`` in place (a PodGroup's default queue) is plain JSON: see ``pumice.store.Admission``
     plain_results = True
+    #: The writes (and deletions) the store shows it; ``None``: all of them (see ``pumice.store.Admission``)
+    resources: frozenset[str] | None = None
+    deletes: frozenset[str] | None = None
 
     def __init__(self, store: Store | None = None) -> None:
         self._store = store

@@ -249,7 +249,7 @@ class Loader(_BaseLoader):  # type: ignore[valid-type, misc]
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=deep)
             try:
                 duplicate = key in seen
             except TypeError:  # an unhashable key (a mapping as a key): the constructor says so below

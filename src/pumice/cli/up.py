@@ -183,6 +183,7 @@ class ControlPlane:
         from pumice.clock import to_datetime
         from pumice.runtime import Cluster, load_admission
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
+        from pumice.server.tls import LOOPBACK_HOSTS
         from pumice.store import SqliteStore
 
         private_directory(self.data_dir)
@@ -199,8 +200,10 @@ class ControlPlane:
         try:
             cluster = Cluster(store, clock)
             token = load_or_create_token(self.data_dir)
-            tls = ensure_certificates(self.data_dir, hosts=[self.host])
-            app = create_app(store, token=token, now=clock.now, on_change=self._wake.set,
+            hosts = LOOPBACK_HOSTS if self.host in (*LOOPBACK_HOSTS, "0.0.0.0", "::", "") else \
+                (*LOOPBACK_HOSTS, self.host)  # the address it is told to listen on, in its certificate too
+            tls = ensure_certificates(self.data_dir, hosts=hosts)
+            app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics,
                              max_body_bytes=self.max_request_bytes)
             server = ServerThread(app, host=self.host, port=self.port, tls=tls).start()
         except BaseException:
@@ -308,7 +311,7 @@ def _read_manifests(files: list[Path] | None) -> list[dict[str, Any]]:
     if not files:
         return []
     from pumice.api import ManifestError
-    from pumice.cli.objects import UsageError, read_manifests
+    from pumice.cli.toolkit import UsageError, read_manifests
 
     try:
         return read_manifests(files)
@@ -321,7 +324,8 @@ def _apply(kubeconfig: Path, manifests: list[dict[str, Any]]) -> None:
     """Apply through the API, as ``kubectl apply`` would (admission included)."""
     if not manifests:
         return
-    from pumice.cli.objects import apply_one, name_of
+    from pumice.cli.kubectl import apply_one
+    from pumice.cli.toolkit import name_of
     from pumice.client import ApiError, UnknownResource, connect
 
     kc = connect(str(kubeconfig))

@@ -44,7 +44,7 @@ from .names import (
     PODGROUPS,
     PODS,
     TASK_SPEC,
-    annotations,
+    annotations_of,
     labels,
     meta,
     name_of,
@@ -192,8 +192,8 @@ class JobController:
         pod = d.new or d.old
         assert pod is not None
         ns, job = namespace_of(pod), labels(pod).get(JOB_NAME, "")
-        task = annotations(pod).get(TASK_SPEC, "")
-        version_text = annotations(pod).get(JOB_VERSION, "")
+        task = annotations_of(pod).get(TASK_SPEC, "")
+        version_text = annotations_of(pod).get(JOB_VERSION, "")
         version = int(version_text) if version_text.isdigit() else None
         base = Request(ns, job, task=task, pod=name_of(pod), job_version=version)
         queue = self._queue[(ns, job)]
@@ -219,7 +219,7 @@ class JobController:
         return next((t for t in tasks_of(obj) if t.get("name") == task), None) if obj else None
 
     def _task_pods(self, ns: str, job: str, task: str) -> list[Obj]:
-        return [p for p in self._pods((ns, job)) if annotations(p).get(TASK_SPEC) == task]
+        return [p for p in self._pods((ns, job)) if annotations_of(p).get(TASK_SPEC) == task]
 
     def _task_succeeded(self, ns: str, job: str, task: str) -> bool:
         spec = self._task_spec(ns, job, task)
@@ -366,7 +366,7 @@ class JobController:
 
     def _targets(self, pods: list[Obj], action: str, req: Request) -> list[Obj]:
         if action == RESTART_TASK:
-            return [p for p in pods if annotations(p).get(TASK_SPEC) == req.task]
+            return [p for p in pods if annotations_of(p).get(TASK_SPEC) == req.task]
         if action == RESTART_POD:
             return [p for p in pods if name_of(p) == req.pod]
         if action == RESTART_PARTITION:
@@ -375,7 +375,7 @@ class JobController:
                 return []
             part = labels(origin)[PARTITION_ID]
             return [
-                p for p in pods if annotations(p).get(TASK_SPEC) == req.task and labels(p).get(PARTITION_ID) == part
+                p for p in pods if annotations_of(p).get(TASK_SPEC) == req.task and labels(p).get(PARTITION_ID) == part
             ]
         return []
 
@@ -472,7 +472,7 @@ class JobController:
         pods = {name_of(p): p for p in self._pods(key)}
         by_task: dict[str, list[Obj]] = defaultdict(list)
         for pod in pods.values():
-            by_task[annotations(pod).get(TASK_SPEC, "")].append(pod)
+            by_task[annotations_of(pod).get(TASK_SPEC, "")].append(pod)
         pg = self.podgroups.get(key[0], podgroup_name(job))
         admitted = pg is not None and _phase(pg) not in ("", "Pending")
         status = job.get("status") or {}
@@ -506,7 +506,7 @@ class JobController:
     # --- status ------------------------------------------------------------------------------------
 
     def _counts(self, job: Obj) -> Obj:
-        counts = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "terminating": 0, "unknown": 0}
+        counts: Obj = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "terminating": 0, "unknown": 0}
         per_task: dict[str, dict[str, int]] = {}
         for pod in self._pods((namespace_of(job), name_of(job))):
             if meta(pod).get("deletionTimestamp"):
@@ -515,7 +515,7 @@ class JobController:
             phase = _phase(pod) or "Pending"
             field = phase.lower() if phase.lower() in counts else "unknown"
             counts[field] += 1
-            task = per_task.setdefault(annotations(pod).get(TASK_SPEC, ""), {})
+            task = per_task.setdefault(annotations_of(pod).get(TASK_SPEC, ""), {})
             task[phase] = task.get(phase, 0) + 1
         counts["taskStatusCount"] = {t: {"phase": dict(sorted(p.items()))} for t, p in sorted(per_task.items())}
         return counts

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from pumice.clock import Clock
-from pumice.store import Store, change_marker
+from pumice.store import Store
 
 from .gc import GarbageCollector
 from .job import JobController
@@ -43,7 +43,7 @@ class ControllerManager:
         self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
-        self._changes = change_marker(store)  # moves with every store write
+        self._changes = store.change_marker  # moves with every store write
         self._quiet: object = None  # its value when a sync last left every controller idle
 
     def _steps(self) -> tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pumice.api.group_name import GROUP_NAME
 from pumice.api.resources import COMMANDS, JOBS, PODGROUPS, QUEUES
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
     "TASK_INDEX",
     "TASK_SPEC",
     "TEMPLATE_UID",
-    "annotations",
+    "annotations_of",
     "labels",
     "meta",
     "name_of",
@@ -40,7 +41,6 @@ SERVICES = "services"
 CONFIGMAPS = "configmaps"
 SECRETS = "secrets"
 
-GROUP_NAME = "scheduling.k8s.io/group-name"
 TASK_SPEC = "volcano.sh/task-spec"
 TASK_INDEX = "volcano.sh/task-index"
 JOB_NAME = "volcano.sh/job-name"
@@ -72,7 +72,7 @@ def uid_of(obj: Obj) -> str:
     return str(meta(obj).get("uid") or "")
 
 
-def annotations(obj: Obj) -> dict[str, str]:
+def annotations_of(obj: Obj) -> dict[str, str]:
     return meta(obj).get("annotations") or {}
 
 

@@ -14,10 +14,10 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from pumice.clock import Clock
-from pumice.store import AlreadyExists, NotFound, Store, read_only_results
+from pumice.store import AlreadyExists, NotFound, Store
 
 from .mirror import Delta, Mirror
-from .names import COMMANDS, PODGROUPS, QUEUES, annotations, name_of, namespace_of
+from .names import COMMANDS, PODGROUPS, QUEUES, annotations_of, name_of, namespace_of
 
 __all__ = [
     "CLOSED_BY_PARENT",
@@ -84,7 +84,6 @@ class QueueController:
         self.queues = Mirror(store, QUEUES)
         self.podgroups = Mirror(store, PODGROUPS)
         self.commands = Mirror(store, COMMANDS)
-        self._ro = read_only_results(store)  # write results go to the mirrors, which only read them
         self._children: dict[str, set[str]] = defaultdict(set)
         self._counts: dict[str, Counter[str]] = defaultdict(Counter)
         self._dirty: set[str] = set(name for _, name in self.queues.objects)
@@ -176,13 +175,13 @@ class QueueController:
             return
         with contextlib.suppress(NotFound):
             self.queues.put(self.store.patch(QUEUES, None, name, {"status": {"state": state}}, subresource="status",
-                                             **self._ro))
+                                             copy=False))
             self._wrote = True
 
     def _annotate(self, name: str, value: str | None) -> None:
         with contextlib.suppress(NotFound):
             patch = {"metadata": {"annotations": {CLOSED_BY_PARENT: value}}}
-            self.queues.put(self.store.patch(QUEUES, None, name, patch, **self._ro))
+            self.queues.put(self.store.patch(QUEUES, None, name, patch, copy=False))
             self._wrote = True
 
     def close(self, name: str) -> None:
@@ -205,7 +204,7 @@ class QueueController:
             return
         self._set_state(name, OPEN)
         for child in sorted(self._children.get(name, ())):
-            if annotations(self.queues.get("", child) or {}).get(CLOSED_BY_PARENT) == name:
+            if annotations_of(self.queues.get("", child) or {}).get(CLOSED_BY_PARENT) == name:
                 self._annotate(child, None)
                 self.open(child)
 
@@ -217,7 +216,7 @@ class QueueController:
             return
         if name != "root" and not _parent(queue):
             with contextlib.suppress(NotFound):
-                queue = self.store.patch(QUEUES, None, name, {"spec": {"parent": "root"}}, **self._ro)
+                queue = self.store.patch(QUEUES, None, name, {"spec": {"parent": "root"}}, copy=False)
                 self.queues.put(queue)
                 self._wrote = True
         status = queue.get("status") or {}
@@ -234,7 +233,7 @@ class QueueController:
                 wanted[field] = count
         if wanted:
             try:
-                patched = self.store.patch(QUEUES, None, name, {"status": wanted}, subresource="status", **self._ro)
+                patched = self.store.patch(QUEUES, None, name, {"status": wanted}, subresource="status", copy=False)
             except NotFound:
                 return
             self.queues.put(patched)

@@ -1,15 +1,20 @@
 """How long a simulated pod runs and how it ends, read from its manifest.
 
 Order of precedence: the ``pumice.io/duration`` annotation (seconds or a Go duration such as
-``5m`` or ``1h30m``), else the ``sleep N`` calls in the containers' command and args (a shell
-script runs them one after the other; containers run side by side, so the longest wins), else
-``None``: the pod runs until it is deleted.
+``5m`` or ``1h30m``), else what the containers' commands do when :mod:`pumice.nodes.script` can follow
+them (``echo ... && sleep 300``: 300 s; ``exit 3``: at once, with code 3), else the ``sleep N`` calls in
+their command and args (a shell script runs them one after the other); containers run side by side, so
+the longest wins, after the init containers one by one. Without any of these the pod runs until it is
+deleted (``None``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
+
+from .script import ContainerRun, simulate
 
 __all__ = [
     "DURATION_ANNOTATION",
@@ -62,25 +67,57 @@ def _script_sleeps(container: dict[str, Any]) -> float | None:
     return sum(float(n) * _UNITS[u or "s"] for n, u in found)
 
 
+def container_run(container: dict[str, Any]) -> ContainerRun:
+    """``simulate(container)``, once per distinct command, args and env (replicas share their template's)."""
+    env = tuple((str(e.get("name")), str(e.get("value") or "")) for e in container.get("env") or []
+                if isinstance(e, dict) and "valueFrom" not in e)
+    return _run(tuple(map(str, container.get("command") or ())), tuple(map(str, container.get("args") or ())), env)
+
+
+@functools.lru_cache(maxsize=1024)
+def _run(command: tuple[str, ...], args: tuple[str, ...], env: tuple[tuple[str, str], ...]) -> ContainerRun:
+    return simulate({"command": list(command), "args": list(args),
+                     "env": [{"name": k, "value": v} for k, v in env]})
+
+
+_FOREVER = float("inf")
+
+
+def _container_seconds(container: dict[str, Any]) -> float | None:
+    """How long one container runs: inf when forever, None when nothing tells."""
+    run = container_run(container)
+    if run.complete:
+        return _FOREVER if run.exit_at is None else run.exit_at
+    return _script_sleeps(container)
+
+
 def pod_duration(pod: dict[str, Any]) -> float | None:
     """The run time of a pod in seconds, or ``None`` when it runs until deleted (see the module doc)."""
     ann = (pod.get("metadata") or {}).get("annotations") or {}
     if DURATION_ANNOTATION in ann:
         return parse_duration(ann[DURATION_ANNOTATION])
     spec = pod.get("spec") or {}
-    init = sum(s for c in spec.get("initContainers") or [] if (s := _script_sleeps(c)) is not None)
-    main = [s for c in spec.get("containers") or [] if (s := _script_sleeps(c)) is not None]
-    if not main:
+    init = sum(s for c in spec.get("initContainers") or [] if (s := _container_seconds(c)) is not None)
+    main = [s for c in spec.get("containers") or [] if (s := _container_seconds(c)) is not None]
+    if not main or init == _FOREVER or max(main) == _FOREVER:
         return None
     return init + max(main)
 
 
 def exit_code(pod: dict[str, Any]) -> int:
-    """0 unless annotated ``pumice.io/fail: "true"`` (1) or ``pumice.io/exit-code: "N"``."""
+    """``pumice.io/exit-code: "N"``, or 1 with ``pumice.io/fail: "true"``, else the first non-zero exit of
+    a container whose command is followed (``exit 3``), else 0."""
     ann = (pod.get("metadata") or {}).get("annotations") or {}
     if EXIT_CODE_ANNOTATION in ann:
         try:
             return int(ann[EXIT_CODE_ANNOTATION])
         except (TypeError, ValueError):
             return 1
-    return 1 if str(ann.get(FAIL_ANNOTATION, "")).lower() == "true" else 0
+    if str(ann.get(FAIL_ANNOTATION, "")).lower() == "true":
+        return 1
+    spec = pod.get("spec") or {}
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        run = container_run(c)
+        if run.complete and run.exit_code:
+            return run.exit_code
+    return 0

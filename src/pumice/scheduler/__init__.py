@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,7 +18,7 @@ from pumice.scheduler.conf import ConfError, SchedulerConf, default_conf, parse_
 from pumice.scheduler.framework.plugin import ACTIONS, PLUGINS
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import TaskStatus
-from pumice.scheduler.outcome import SessionOutcome, summarize
+from pumice.scheduler.outcome import SessionOutcome, SessionStats, session_stats, summarize
 
 __all__ = [
     "ACTIONS",
@@ -27,6 +28,7 @@ __all__ = [
     "SchedulerConf",
     "Session",
     "SessionOutcome",
+    "SessionStats",
     "build_cluster_state",
     "default_conf",
     "load_conf",
@@ -64,11 +66,18 @@ def run_session(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
+        start = time.perf_counter()
         ssn = open_session(state, conf, now)
+        opened = time.perf_counter()
+        actions: list[tuple[str, float]] = []
         for name in conf.actions:
+            began = time.perf_counter()
             ACTIONS[name]().execute(ssn)
+            actions.append((name, time.perf_counter() - began))
         ssn.close()
         outcome = summarize(ssn)
+        outcome.stats = session_stats(ssn, opened - start, actions)
+        outcome.stats.seconds = time.perf_counter() - start
         if revert:
             ssn.revert()
         ssn.dispose()

@@ -19,7 +19,7 @@ from pumice.clock import Clock, rfc3339
 from pumice.events import EventRecorder
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
-from pumice.store import Gone, Store, StoreError, change_marker, read_only_results
+from pumice.store import Gone, Store, StoreError
 
 #: What the scheduler watches, in the order a session needs them.
 WATCHED = (
@@ -92,20 +92,21 @@ class Informer:
 
 
 class SchedulerLoop:
-    def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None) -> None:
+    def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None,
+                 metrics: Any = None) -> None:
         self.store = store
+        #: A ``pumice.metrics.SchedulerMetrics`` that every cycle is recorded into (None: not recorded).
+        self.metrics = metrics
         self.conf = conf or default_conf()
         self.clock = clock
         self.recorder = EventRecorder(store, "volcano", clock=clock)
         self.cache = LiveCache(on_rejected=self._rejected, screen=screened(store))
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
-        #: Write results are only read: the store may hand back its own (read-only) objects.
-        self._ro = read_only_results(store)
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
         self._written: dict[str, tuple] = {}
         self._seen_versions: tuple[int, ...] = ()
-        self._changes = change_marker(store)
+        self._changes = store.change_marker
         self._synced_version: object = None
 
     def sync(self) -> bool:
@@ -129,34 +130,42 @@ class SchedulerLoop:
         return [o for inf in self.informers.values() for o in inf.objects.values()]
 
     def run_once(self) -> SessionOutcome:
+        start = time.perf_counter()
         self.sync()
         now = self.clock.now() if self.clock is not None else time.time()
         outcome = run_session(self.cache.state(), self.conf, revert=True, now=now)
-        self._write_back(outcome)
+        bind_errors = self._write_back(outcome)
         self.cache.reported()
         self.sync()
         self._seen_versions = tuple(inf.version for inf in self.informers.values())
         self.last = outcome
+        if self.metrics is not None:
+            pods = self.informers["pods"].objects
+            created = [pod["metadata"].get("creationTimestamp") or "" for key in outcome.binds
+                       if (pod := pods.get(key)) is not None]
+            self.metrics.record_cycle(outcome, time.perf_counter() - start, bind_errors=bind_errors,
+                                      bound_created=created, now=now)
         return outcome
 
     # --- write-back ---------------------------------------------------------------------------
-    def _write_back(self, outcome: SessionOutcome) -> None:
-        from pumice.store import owned_patch
-
+    def _write_back(self, outcome: SessionOutcome) -> int:
+        """Write the session's decisions; returns how many binds failed."""
         store = self.store
-        # the status patches below are built for the store and never touched again: handed over, not copied
-        handed = {**self._ro, **owned_patch(store)}
+        # write results are only read (``copy=False``: the store may hand back its own objects); the status
+        # patches below are built for the store and never touched again: handed over (``owned=True``)
         for pod in outcome.evictions:
             ns, name = pod.split("/", 1)
             try:
-                store.delete("pods", ns, name, **self._ro)
+                store.delete("pods", ns, name, copy=False)
             except StoreError:  # already gone: the watch says so
                 self.cache.resync("Pod", pod)
+        bind_errors = 0
         for pod, node in outcome.binds.items():
             ns, name = pod.split("/", 1)
             try:
-                store.bind(ns, name, node, **self._ro)
+                store.bind(ns, name, node, copy=False)
             except StoreError:  # deleted or bound meanwhile: take the store's word for it
+                bind_errors += 1
                 self.cache.resync("Pod", pod)
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
@@ -195,7 +204,8 @@ class SchedulerLoop:
             if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
                 ns, name = key.split("/", 1)
                 try:
-                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", **handed)
+                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", copy=False,
+                                          owned=True)
                 except StoreError:
                     written.pop(key, None)
                 else:
@@ -214,7 +224,7 @@ class SchedulerLoop:
             ns, name = key.split("/", 1)
             with contextlib.suppress(StoreError):
                 store.patch("pods", ns, name, {"status": {"conditions": [*others, cond]}}, subresource="status",
-                            **handed)
+                            copy=False, owned=True)
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)
@@ -222,7 +232,8 @@ class SchedulerLoop:
                 continue
             with contextlib.suppress(StoreError):
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
-                            **self._ro)
+                            copy=False)
+        return bind_errors
 
 
     def _rejected(self, obj: dict[str, Any], problem: str) -> None:

@@ -31,6 +31,42 @@ class JobOutcome:
 
 
 @dataclass
+class SessionStats:
+    """How a session went, for the metrics: wall seconds of its parts, the preempt action's counters, and the
+    fair-share plugin's view of every queue (its attributes, never changed once the session is over)."""
+
+    open_seconds: float = 0.0
+    seconds: float = 0.0
+    actions: list[tuple[str, float]] = field(default_factory=list)
+    #: (plugin, "OnSessionOpen" or "OnSessionClose", seconds)
+    plugins: list[tuple[str, str, float]] = field(default_factory=list)
+    preemption_attempts: int = 0
+    preemption_victims: int | None = None
+    #: The resource names, in the order of the vectors below.
+    resources: tuple[str, ...] = ()
+    #: queue name -> the proportion/capacity plugin's attributes (``deserved``, ``allocated``, ``request``,
+    #: ``capability``, ``real_capability`` vectors, ``weight``), empty without either plugin.
+    queues: dict[str, Any] = field(default_factory=dict)
+    #: queue name -> spec.weight, for every queue of the session.
+    weights: dict[str, int] = field(default_factory=dict)
+
+
+def session_stats(ssn: Session, open_seconds: float, actions: list[tuple[str, float]]) -> SessionStats:
+    """The stats of a closed session (its plugins still in place)."""
+    queues: dict[str, Any] = {}
+    for name in ("proportion", "capacity"):
+        attrs = getattr(ssn.plugins.get(name), "attrs", None)
+        if isinstance(attrs, dict):
+            queues = attrs
+            break
+    return SessionStats(
+        open_seconds=open_seconds, actions=actions, plugins=ssn.plugin_seconds,
+        preemption_attempts=ssn.preemption_attempts, preemption_victims=ssn.preemption_victims,
+        resources=tuple(ssn.space.names), queues=queues, weights={n: q.weight for n, q in ssn.queues.items()},
+    )
+
+
+@dataclass
 class SessionOutcome:
     binds: dict[str, str]
     evictions: list[str]
@@ -42,6 +78,8 @@ class SessionOutcome:
     #: Pending pods of the session's jobs and why each did not get a node (PodScheduled=False message).
     pending_pods: dict[str, str] = field(default_factory=dict)
     orphan_pods: list[str] = field(default_factory=list)
+    #: Timings and figures for the metrics (``run_session`` fills it in).
+    stats: SessionStats | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -31,13 +31,26 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
 from pumice.api import reader
-from pumice.store import DEFAULT_RESOURCES, BadRequest, Conflict, NotFound, Store, StoreError, TooLarge
+from pumice.clock import rfc3339
+from pumice.store import (
+    DEFAULT_RESOURCES,
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    NotFound,
+    Store,
+    StoreError,
+    TooLarge,
+)
 
 from . import discovery
 from .auth import BearerTokenAuth
 from .body import DrainBody, read_body
 from .headers import SecurityHeaders
+from .logs import pod_log
+from .managed import FieldConflict, apply_configuration, manager_of, record_update
 from .openapi import OPENAPI_V2_PROTOBUF, openapi_v2, openapi_v2_protobuf, openapi_v3_document, openapi_v3_index
+from .paging import ListPager
 from .patch import apply_strategic_merge_patch
 from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
 from .resources import ApiResource, ResourceIndex
@@ -154,6 +167,7 @@ class _Api:
         self.on_change = on_change
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout
+        self.pager = ListPager()
         self._openapi = openapi_v2(self.index)
         self._openapi_pb = openapi_v2_protobuf(self._openapi)
 
@@ -233,6 +247,11 @@ class _Api:
         method = request.method
         try:
             _check_query(request)
+            if target.sub == "log":
+                if method != "GET":
+                    return _method_not_allowed(method)
+                assert target.namespace is not None and target.name is not None
+                return await pod_log(self.store, target.namespace, target.name, request, self.now)
             if method == "GET":
                 if target.sub == "binding":
                     return _method_not_allowed(method)
@@ -266,19 +285,23 @@ class _Api:
     # reads
 
     def _respond(self, request: Request, target: _Target, objects: list[dict[str, Any]], rv: str | None,
-                 single: dict[str, Any] | None = None) -> Response:
+                 single: dict[str, Any] | None = None, list_meta: dict[str, Any] | None = None) -> Response:
         accept = request.headers.get("accept")
         if wants_table(accept):
             include = request.query_params.get("includeObject") or "Metadata"
-            return _Json(table_for(target.resource.store_name, objects, self.now(), resource_version=rv,
-                                   include_object=include))
-        if wants_metadata(accept):
-            return _Json(partial_metadata(objects, rv, single is not None))
-        if single is not None:
+            body = table_for(target.resource.store_name, objects, self.now(), resource_version=rv,
+                             include_object=include)
+        elif wants_metadata(accept):
+            body = partial_metadata(objects, rv, single is not None)
+        elif single is not None:
             return _Json(single)
-        r = target.resource
-        return _Json({"kind": f"{r.kind}List", "apiVersion": r.group_version,
-                      "metadata": {"resourceVersion": rv or ""}, "items": objects})
+        else:
+            r = target.resource
+            body = {"kind": f"{r.kind}List", "apiVersion": r.group_version,
+                    "metadata": {"resourceVersion": rv or ""}, "items": objects}
+        if list_meta and single is None:
+            body.setdefault("metadata", {}).update(list_meta)
+        return _Json(body)
 
     def _get(self, request: Request, target: _Target) -> Response:
         assert target.name is not None
@@ -287,10 +310,23 @@ class _Api:
 
     def _list(self, request: Request, target: _Target) -> Response:
         q = request.query_params
-        items, rv = self.store.list(target.resource.store_name, target.namespace,
-                                    label_selector=q.get("labelSelector") or None,
-                                    field_selector=q.get("fieldSelector") or None)
-        return self._respond(request, target, items, rv)
+        labels, fields = q.get("labelSelector") or None, q.get("fieldSelector") or None
+        token = q.get("continue") or None
+        limit = _limit(q.get("limit"))
+        items: list[dict[str, Any]] | None = None
+        rv: str | None = None
+        if token is None:
+            # a chunked list keeps the store's own (read-only) objects for its next chunks, never copies
+            items, rv = self.store.list(target.resource.store_name, target.namespace, label_selector=labels,
+                                        field_selector=fields, copy=not limit)
+        page = self.pager.page((target.resource.store_name, target.namespace, labels, fields), items, rv, limit,
+                               token, selectors=bool(labels or fields))
+        meta: dict[str, Any] = {}
+        if page.continue_token is not None:
+            meta["continue"] = page.continue_token
+            if page.remaining is not None:
+                meta["remainingItemCount"] = page.remaining
+        return self._respond(request, target, page.items, page.resource_version, list_meta=meta)
 
     def _watch(self, request: Request, target: _Target) -> Response:
         q = request.query_params
@@ -402,6 +438,7 @@ class _Api:
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         self._fit_namespace(target, body)
+        record_update(None, body, self._manager(request), rfc3339(self.now()), builtin=target.resource.strategic)
         created = await self._write(self.store.create, target.resource.store_name, body)
         return _Json(created, status_code=201)
 
@@ -415,7 +452,17 @@ class _Api:
         if name and name != target.name:
             raise BadRequest(f"the name of the object ({name}) does not match the name on the URL ({target.name})")
         body["metadata"]["name"] = target.name
-        updated = await self._write(self.store.update, target.resource.store_name, body, subresource=target.sub)
+        manager, now, r = self._manager(request), rfc3339(self.now()), target.resource
+
+        def update() -> dict[str, Any]:
+            try:
+                current = self.store.get(r.store_name, target.namespace, target.name or "")
+            except NotFound:
+                current = None
+            record_update(current, body, manager, now, builtin=r.strategic, subresource=target.sub)
+            return self.store.update(r.store_name, body, subresource=target.sub)
+
+        updated = await self._write(update)
         return _Json(updated)
 
     async def _patch(self, request: Request, target: _Target) -> Response:
@@ -424,8 +471,10 @@ class _Api:
         r = target.resource
         if ctype == _STRATEGIC and r.strategic:
             body = await self._body(request, patch=True)
-            result = await self._write(self._strategic, target, body)
+            result = await self._write(self._strategic, target, body, self._manager(request))
             return _Json(result)
+        if ctype == _APPLY and target.sub is None:
+            return await self._apply(request, target)
         if ctype not in (_MERGE, _JSON_PATCH):
             accepted = [_JSON_PATCH, _MERGE] + ([_STRATEGIC] if r.strategic else [])
             return _status(415, "UnsupportedMediaType",
@@ -439,7 +488,52 @@ class _Api:
                                     patch_type=kind, subresource=target.sub)
         return _Json(patched)
 
-    def _strategic(self, target: _Target, patch: Any) -> dict[str, Any]:
+    def _manager(self, request: Request) -> str:
+        return manager_of(request.query_params.get("fieldManager"), request.headers.get("user-agent"))
+
+    async def _apply(self, request: Request, target: _Target) -> Response:
+        """Server-side apply (see ``managed``): 201 when it created the object."""
+        q = request.query_params
+        if not q.get("fieldManager"):
+            raise BadRequest("PATCH /apply requires fieldManager to be set")
+        raw = await self._raw_body(request)
+        config = self._decode(raw, yaml_body=True) if raw else None
+        if not isinstance(config, dict):
+            raise BadRequest("the applied configuration must be an object")
+        self._fit_namespace(target, config)
+        name = config["metadata"].get("name")
+        if name and name != target.name:
+            raise BadRequest(f"the name of the object ({name}) does not match the name on the URL ({target.name})")
+        config["metadata"]["name"] = target.name
+        r = target.resource
+        if config.get("kind") and config["kind"] != r.kind:
+            raise BadRequest(f"the kind of the applied configuration ({config['kind']}) is not {r.kind}")
+        manager, force, now = q["fieldManager"], _truthy(q.get("force")), rfc3339(self.now())
+
+        def apply() -> tuple[dict[str, Any], bool]:
+            for _ in range(16):
+                try:
+                    current = self.store.get(r.store_name, target.namespace, target.name or "")
+                except NotFound:
+                    obj = apply_configuration(None, config, manager, now, builtin=r.strategic, force=force)
+                    try:
+                        return self.store.create(r.store_name, obj), True
+                    except AlreadyExists:
+                        continue
+                obj = apply_configuration(current, config, manager, now, builtin=r.strategic, force=force)
+                obj["metadata"]["resourceVersion"] = current["metadata"].get("resourceVersion")
+                try:
+                    return self.store.update(r.store_name, obj), False
+                except FieldConflict:
+                    raise
+                except Conflict:
+                    continue
+            raise Conflict(f'{r.store_name} "{target.name}" keeps changing: server-side apply gave up')
+
+        result, created = await self._write(apply)
+        return _Json(result, status_code=201 if created else 200)
+
+    def _strategic(self, target: _Target, patch: Any, manager: str = "unknown") -> dict[str, Any]:
         """Read, patch, write with the read's resourceVersion; retried on a concurrent write."""
         r = target.resource
         assert target.name is not None
@@ -454,6 +548,8 @@ class _Api:
             ):
                 raise BadRequest("a patch cannot change metadata.name or metadata.namespace")
             pinned = isinstance(patch.get("metadata"), dict) and "resourceVersion" in patch["metadata"]
+            record_update(current, patched, manager, rfc3339(self.now()), builtin=r.strategic,
+                          subresource=target.sub)
             try:
                 return self.store.update(r.store_name, patched, subresource=target.sub)
             except Conflict:
@@ -573,6 +669,10 @@ def _check_json_patch(patch: Any) -> None:
                 raise BadRequest(f"JSON patch operation {index}: {key}: expected a string, got {_type_name(value)}")
 
 
+def _limit(raw: str | None) -> int | None:
+    return _count("limit", raw) or None  # 0: no limit
+
+
 def _not_found() -> _Json:
     return _status(404, "NotFound", "the server could not find the requested resource")
 
@@ -610,6 +710,7 @@ def create_app(
     watch_timeout: float = DEFAULT_WATCH_TIMEOUT,
     dashboard: bool = True,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    metrics: Any = None,
 ) -> Any:
     """An ASGI app serving ``store`` as a Kubernetes API server.
 
@@ -617,6 +718,7 @@ def create_app(
     ages are computed against (seconds since the epoch). ``on_change`` is called after every successful write.
     ``bookmark_interval``: seconds of quiet before a watch that allows bookmarks gets one. ``watch_timeout``:
     how long a watch without ``timeoutSeconds`` lasts. ``max_body_bytes``: the largest request body (413 past it).
+    ``metrics``: a ``pumice.metrics.ClusterMetrics`` served at ``/metrics`` (behind the token, as kube-apiserver's).
     """
     api = _Api(store, now=now, on_change=on_change, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
                max_body_bytes=max_body_bytes)
@@ -637,6 +739,10 @@ def create_app(
         Route("/apis/{group}/{version}", api.group_resources, methods=["GET"]),
         Route("/apis/{group}/{version}/{rest:path}", api.grouped, methods=_VERBS),
     ]
+    if metrics is not None:
+        from pumice.metrics import metrics_route
+
+        routes.append(metrics_route(metrics))
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     app.state.api = api
     inner: ASGIApp = BearerTokenAuth(app, token) if token is not None else app

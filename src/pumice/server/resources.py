@@ -78,7 +78,8 @@ class ApiResource:
             main["categories"] = list(self.categories)
         out = [main]
         for sub in self.subresources:
-            kind, verbs = ("Binding", ["create"]) if sub == "binding" else (self.kind, ["get", "patch", "update"])
+            kind, verbs = {"binding": ("Binding", ["create"]), "log": (self.kind, ["get"])}.get(
+                sub, (self.kind, ["get", "patch", "update"]))
             out.append(
                 {"name": f"{self.plural}/{sub}", "singularName": "", "namespaced": self.namespaced, "kind": kind,
                  "verbs": verbs}
@@ -94,7 +95,7 @@ def _describe(info: ResourceInfo) -> ApiResource:
     if info.has_status:
         subs.append("status")
     if info.name == "pods":
-        subs.append("binding")
+        subs += ["binding", "log"]
     return ApiResource(
         store_name=info.name,
         group=group,
@@ -116,13 +117,9 @@ class ResourceIndex:
     def __init__(self, infos: Iterable[ResourceInfo]) -> None:
         self.resources: list[ApiResource] = [_describe(info) for info in infos]
         self._by_path = {(r.group, r.version, r.plural): r for r in self.resources}
-        self._by_store = {r.store_name: r for r in self.resources}
 
     def lookup(self, group: str, version: str, plural: str) -> ApiResource | None:
         return self._by_path.get((group, version, plural))
-
-    def by_store_name(self, name: str) -> ApiResource | None:
-        return self._by_store.get(name)
 
     def groups(self) -> dict[str, list[str]]:
         """Group name -> versions, in first-seen order (the core group is ``""``)."""

@@ -385,7 +385,8 @@ const pages = {
           ${h.nodes.length ? `<div class="chips">${h.nodes.map(chip).join("")}</div>` : ""}</div>
           ${h.children.length ? `<ul class="tree">${h.children.map(node).join("")}</ul>` : ""}</li>`;
       const c = d.cluster;
-      return `<div class="panel"><h2>Cluster <span class="muted">${d.tiers.length ? "tiers " + d.tiers.join(", ") : "no HyperNodes"}</span></h2>
+      return `${d.error ? `<div id="topology-error" class="banner warn"><b>The scheduler refuses this tree</b> (no topology-aware job is placed): ${esc(d.error)}</div>` : ""}
+        <div class="panel"><h2>Cluster <span class="muted">${d.tiers.length ? "tiers " + d.tiers.join(", ") : "no HyperNodes"}</span></h2>
           <div class="cols" style="display:grid;grid-template-columns:repeat(auto-fit,minmax(240px,1fr));gap:0 1.5rem">
           ${meter("gpu", c.used.gpu, c.allocatable.gpu, { text: `${fmtNum(c.used.gpu)} used · ${fmtNum(c.free.gpu)} free` })}${meter("cpu", c.used.cpu, c.allocatable.cpu)}</div></div>
         <div class="panel"><h2>HyperNodes</h2>${d.items.length ? `<ul class="tree">${d.items.map(node).join("")}</ul>` : `<div class="empty">No HyperNodes: the whole cluster is one network domain.</div>`}</div>

@@ -205,6 +205,7 @@ def _preempt(ssn: Session, stmt: Statement, preemptor: TaskInfo, victims_filter:
     queue = ssn.queue_of(job)
     if queue is None:
         return False
+    ssn.preemption_attempts += 1
     placer = ssn.placer
     nodes = could_make_room(ssn, preemptor, placer.feasible_ignoring_resources(preemptor))
     scores = placer.preempt_scores(preemptor, nodes)
@@ -236,6 +237,7 @@ def _preempt(ssn: Session, stmt: Statement, preemptor: TaskInfo, victims_filter:
             continue
         node_stmt.pipeline(preemptor, node)
         stmt.merge(node_stmt)
+        ssn.preemption_victims = len(chosen)
         return True
     return False
 

@@ -86,6 +86,11 @@ class Session:
         self.statements: list[Any] = []
         # Set by the placement engine on first use.
         self._placer: Any = None
+        #: For the metrics: (plugin, "OnSessionOpen"/"OnSessionClose", seconds) of every plugin call, and
+        #: the preempt action's attempts and the victims of its last successful one (Volcano's counters).
+        self.plugin_seconds: list[tuple[str, str, float]] = []
+        self.preemption_attempts = 0
+        self.preemption_victims: int | None = None
         for job in self.jobs.values():
             job.reset_session_notes()
         #: The jobs enqueue, allocate and backfill look at (the others have nothing for them).
@@ -122,13 +127,17 @@ class Session:
                 cls = PLUGINS.get(opt.name)
                 if cls is None:
                     continue  # Volcano logs and skips plugins it cannot build
+                start = time.perf_counter()
                 plugin = cls(opt.arguments)
                 self.plugins[opt.name] = plugin
                 plugin.on_session_open(self)
+                self.plugin_seconds.append((opt.name, "OnSessionOpen", time.perf_counter() - start))
 
     def close(self) -> None:
-        for plugin in self.plugins.values():
+        for name, plugin in self.plugins.items():
+            start = time.perf_counter()
             plugin.on_session_close(self)
+            self.plugin_seconds.append((name, "OnSessionClose", time.perf_counter() - start))
 
     def dispose(self) -> None:
         """Drop the plugins and their handlers: their closures and the session refer to each other,
