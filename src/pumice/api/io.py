@@ -104,7 +104,7 @@ def _documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
 def _yaml_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
     try:
         reader.check_yaml(text)
-        loader = reader.Loader(text)
+        loader = reader.Loader(reader.scrub_surrogates(text))
     except reader.InputError as err:
         raise ManifestError(source, str(err), document=getattr(err, "document", None)) from err
     except yaml.YAMLError as err:  # the pure-Python reader checks every character up front

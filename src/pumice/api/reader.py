@@ -16,6 +16,9 @@ the API server — so that none of them can be made to exhaust memory or the sta
   nodes, more than 1,000 nodes, and an aliased share above 99% for small documents falling to 10% for
   documents of 4 million nodes). An alias to an anchor that contains it (a cycle) is refused too.
 
+- **JSON only**: what is read is JSON (what an API object is): YAML's other types become what Kubernetes'
+  YAML-to-JSON makes of them (keys as strings, ``!!binary`` as its base64 text, ``!!timestamp`` as text) or are
+  refused (``!!set``, ``.nan``, ``.inf``, JSON's ``NaN`` and ``Infinity``).
 - **text**: a lone UTF-16 surrogate (``"\\ud800"`` in JSON, which Python decodes but UTF-8 cannot encode) is
   replaced by U+FFFD, as Go's JSON decoder does, so that what was read can always be written back.
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -221,6 +225,10 @@ def _may_hold_surrogates(raw: bytes | str) -> bool:
     return pattern.search(raw) is not None  # type: ignore[arg-type]
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def load_json(raw: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads`` with the nesting limit checked first; raises :class:`TooDeep` or ``ValueError``.
 
@@ -229,7 +237,7 @@ def load_json(raw: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
     if depth > max_depth:
         raise _too_deep(depth, max_depth)
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=_no_constant)
     except RecursionError:  # only if max_depth was set near the interpreter's limit
         raise _too_deep(None, max_depth) from None
     return scrub_surrogates(value) if _may_hold_surrogates(raw) else value
@@ -251,15 +259,55 @@ class Loader(_BaseLoader):  # type: ignore[valid-type, misc]
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
             try:
-                duplicate = key in seen
+                duplicate = (type(key), key) in seen  # 1 and true are two keys
             except TypeError:  # an unhashable key (a mapping as a key): the constructor says so below
                 continue
             if duplicate:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"mapping key {key!r} already defined", key_node.start_mark
                 )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+            seen.add((type(key), key))
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        if all(type(key) is str for key in mapping):
+            return mapping
+        return {_key_text(key): value for key, value in mapping.items()}  # JSON keys are strings
+
+
+def _key_text(key: Any) -> str:
+    """A YAML key as Kubernetes' YAML-to-JSON writes it: ``true``, ``1``, ``null``..."""
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, float):
+        return repr(key) if math.isfinite(key) else str(key)
+    return str(key)
+
+
+def _scalar_text(loader: Loader, node: yaml.Node) -> str:
+    return str(loader.construct_scalar(node))  # type: ignore[arg-type]
+
+
+def _binary_text(loader: Loader, node: yaml.Node) -> str:
+    return "".join(_scalar_text(loader, node).split())  # the base64 JSON would carry for these bytes
+
+
+def _finite_float(loader: Loader, node: yaml.Node) -> float:
+    value = yaml.constructor.SafeConstructor.construct_yaml_float(loader, node)  # type: ignore[arg-type]
+    if not math.isfinite(value):
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value!r} cannot be written as JSON (no NaN or infinity)", node.start_mark)
+    return float(value)
+
+
+def _no_set(loader: Loader, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(None, None, "!!set cannot be written as JSON", node.start_mark)
+
+
+Loader.add_constructor("tag:yaml.org,2002:timestamp", _scalar_text)  # as text, as Kubernetes keeps it
+Loader.add_constructor("tag:yaml.org,2002:binary", _binary_text)
+Loader.add_constructor("tag:yaml.org,2002:float", _finite_float)
+Loader.add_constructor("tag:yaml.org,2002:set", _no_set)
 
 
 Loader.yaml_implicit_resolvers = {
@@ -297,7 +345,7 @@ def check_yaml(text: str, *, max_depth: int = MAX_DEPTH) -> int:
     are left to the loader, which reports them with their position: a document that fails to parse is
     checked up to the error, and loading it stops at that same error.
     """
-    loader = Loader(text)
+    loader = Loader(_scrub_text(text) if _LONE.search(text) else text)
     documents = 0
     doc = _Document()
     try:
@@ -368,7 +416,7 @@ def yaml_documents(text: str, *, max_depth: int = MAX_DEPTH) -> Iterator[Any]:
     """
     check_yaml(text, max_depth=max_depth)
     scrub = _may_hold_surrogates(text)
-    loader = Loader(text)
+    loader = Loader(_scrub_text(text) if scrub else text)
     try:
         while loader.check_data():
             data = loader.get_data()

@@ -14,7 +14,9 @@ from typing import Annotated, Any
 
 import typer
 
+from pumice.api.reader import file_size_limit
 from pumice.cli import jobs, pods, queues
+from pumice.cli.limits import MaxFileSize
 from pumice.cli.toolkit import (
     AllNamespaces,
     Context,
@@ -35,8 +37,6 @@ from pumice.cli.toolkit import (
     quantity,
     read_manifests,
 )
-from pumice.api.reader import file_size_limit
-from pumice.cli.limits import MaxFileSize
 from pumice.client import ApiError, KubeClient, Resource, UnknownResource
 
 _SERVER_FIELDS = ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields", "selfLink")
