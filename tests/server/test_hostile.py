@@ -290,3 +290,55 @@ def test_the_dashboard_apply_reads_through_the_same_limits(api: Api, conn: Conn)
     conn.still_works()
     deep = '{"yaml": ' + "[" * 5000 + "]" * 5000 + "}"
     assert conn.send("POST", "/dashboard/api/apply", deep).status == 400
+
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+def test_tables_and_watches_of_malformed_objects_stay_answers(api: Api, conn: Conn) -> None:
+    # the server keeps what it is given (validation is issue 18's): whatever it keeps, it can print and stream
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd"}, "spec": {"containers": [{"name": "c"}]}}
+    assert conn.send("POST", f"{NS}/pods", json.dumps(pod)).status == 201
+    for status in ([1], "x", {"phase": ["x"]}, {"containerStatuses": "x"}, {"conditions": [5]}):
+        patched = conn.send("PATCH", f"{NS}/pods/odd/status", json.dumps({"status": status}),
+                            "application/merge-patch+json")
+        assert patched.status == 200, patched
+        listed = conn.send("GET", f"{NS}/pods", headers={"Accept": TABLE})
+        assert listed.status == 200 and listed.body["kind"] == "Table", listed
+        assert [r["cells"][0] for r in listed.body["rows"]] == ["odd"]
+        watched = conn.send("GET", f"{NS}/pods?watch=1&timeoutSeconds=0.2", headers={"Accept": TABLE})
+        assert watched.status == 200, watched
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
+            "status": {"conditions": "x", "addresses": 5, "allocatable": ["x"]}}
+    assert conn.send("POST", "/api/v1/nodes", json.dumps(node)).status == 201
+    assert conn.send("GET", "/api/v1/nodes", headers={"Accept": TABLE}).status == 200
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"}, "involvedObject": "x", "count": "x"}
+    assert conn.send("POST", f"{NS}/events", json.dumps(event)).status == 201
+    assert conn.send("GET", f"{NS}/events", headers={"Accept": TABLE}).status == 200
+    conn.still_works()
+
+
+def test_a_watch_that_fails_ends_with_an_error_event_and_its_final_chunk() -> None:
+    import asyncio
+
+    from pumice.server.watch import stream_events
+    from pumice.store import MemoryStore
+
+    store = MemoryStore()
+    store.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+                                                                                      "namespace": "default"}})
+    watcher = store.watch("configmaps")
+
+    def encode(event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("cannot encode")
+
+    async def read() -> list[bytes]:
+        stream = stream_events(watcher, encode=encode, timeout=5, bookmark_interval=None,
+                               bookmark_object=lambda v: {}, current_version=lambda: store.resource_version)
+        return [chunk async for chunk in stream]
+
+    chunks = asyncio.run(read())  # the generator finishes: the server sends the final chunk
+    last = json.loads(chunks[-1])
+    assert last["type"] == "ERROR" and last["object"]["code"] == 500, last
+    assert "cannot encode" in last["object"]["message"]
+    assert watcher.closed

@@ -1,10 +1,11 @@
 """``pumice up`` / ``pumice down``: the local control plane.
 
 One process: a ``SqliteStore`` under the data directory, a ``WallClock`` (optionally sped up), the embedded
-``Cluster`` (admission, controllers, scheduler, simulated kubelets) driven from a background thread, and the
-Kubernetes API server (HTTPS with a bearer token) for kubectl. ``DIR/kubeconfig`` is written at start;
-``DIR/pumice.pid`` lets ``pumice down`` stop it. Every write is committed to SQLite before it is acknowledged,
-so a restart (or a crash) loses nothing a client was told had succeeded.
+``Cluster`` (admission, controllers, simulated kubelets) driven from a background thread, its scheduler from a
+thread of its own (so that it binds at its own pace however busy the API is), and the Kubernetes API server
+(HTTPS with a bearer token) for kubectl. ``DIR/kubeconfig`` is written at start; ``DIR/pumice.pid`` lets
+``pumice down`` stop it. Every write is committed to SQLite before it is acknowledged, so a restart (or a
+crash) loses nothing a client was told had succeeded.
 
 Secure by default: the server listens on 127.0.0.1 unless ``--bind-address`` says otherwise (with a warning);
 the data directory is 0700 and every file in it 0600 (the store holds every object, Secrets included; the
@@ -165,9 +166,11 @@ class ControlPlane:
         self.time_scale = time_scale
         self.host = host
         self.max_request_bytes = max_request_bytes or DEFAULT_MAX_BODY_BYTES
-        self._wake = threading.Event()
+        self._wake = threading.Event()  # the controllers' and kubelets' driver
+        self._schedule_wake = threading.Event()  # the scheduler's thread
         self._stopping = threading.Event()
         self._driver: threading.Thread | None = None
+        self._scheduler: threading.Thread | None = None
         self._parts: _Parts | None = None
         self.kubeconfig = self.data_dir / KUBECONFIG
         self.step_errors = 0
@@ -199,11 +202,12 @@ class ControlPlane:
                             admission=load_admission(), max_object_bytes=self.max_request_bytes)
         try:
             cluster = Cluster(store, clock)
+            cluster.schedule_apart()  # the scheduler has a thread of its own (see ``_schedule``)
             token = load_or_create_token(self.data_dir)
             hosts = LOOPBACK_HOSTS if self.host in (*LOOPBACK_HOSTS, "0.0.0.0", "::", "") else \
                 (*LOOPBACK_HOSTS, self.host)  # the address it is told to listen on, in its certificate too
             tls = ensure_certificates(self.data_dir, hosts=hosts)
-            app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics,
+            app = create_app(store, token=token, now=clock.now, on_change=self._changed, metrics=cluster.metrics,
                              max_body_bytes=self.max_request_bytes)
             server = ServerThread(app, host=self.host, port=self.port, tls=tls).start()
         except BaseException:
@@ -219,14 +223,22 @@ class ControlPlane:
         self._parts = _Parts(store, cluster, server)
         self._driver = threading.Thread(target=self._drive, args=(cluster, clock), name="pumice-cluster",
                                         daemon=True)
+        self._scheduler = threading.Thread(target=self._schedule, args=(cluster, clock), name="pumice-scheduler",
+                                           daemon=True)
         self._driver.start()
+        self._scheduler.start()
         pid_info = {"pid": os.getpid(), "port": self.port, "url": self.url, "kubeconfig": str(self.kubeconfig),
                     "timeScale": self.time_scale}
         _write_private(self.data_dir / PID_FILE, json.dumps(pid_info) + "\n")
         return self
 
+    def _changed(self) -> None:
+        """The store changed through the API: controllers, kubelets and the scheduler have a look."""
+        self._wake.set()
+        self._schedule_wake.set()
+
     def _drive(self, cluster: Any, clock: Any) -> None:
-        """Step the cluster when it has something due or the store changed through the API."""
+        """Step the controllers and kubelets when they have something due or the store changed."""
         saved = 0.0
         while not self._stopping.is_set():
             self._wake.clear()
@@ -236,20 +248,43 @@ class ControlPlane:
                 saved = time.monotonic()
             delay = MAX_IDLE
             try:
-                cluster.step()
+                if cluster.step():
+                    self._schedule_wake.set()  # they wrote (pods, PodGroups): maybe something to schedule
+                    delay = 0.0  # and maybe more to do: a step gives up after a bounded number of rounds
                 nxt = cluster.next_wakeup()
                 if nxt is not None:
                     delay = min(MAX_IDLE, max(0.0, (nxt - clock.now()) / self.time_scale))
             except Exception:  # keep serving: log, back off, try again
                 self.step_errors += 1
                 log.exception("cluster step failed")
-            self._wake.wait(delay)
+            if delay > 0:
+                self._wake.wait(delay)
+
+    def _schedule(self, cluster: Any, clock: Any) -> None:
+        """The scheduler's own thread: a cycle whenever one is due (something changed, the period passed), at its
+        own pace however busy the API and the controllers are (issue 15: it starved behind them)."""
+        while not self._stopping.is_set():
+            self._schedule_wake.clear()
+            delay = MAX_IDLE
+            try:
+                cycles = cluster.cycles
+                due = cluster.schedule()
+                if cluster.cycles != cycles:
+                    self._wake.set()  # binds and evictions: kubelets and controllers react
+                if due is not None:
+                    delay = min(MAX_IDLE, max(0.0, (due - clock.now()) / self.time_scale))
+            except Exception:  # keep serving: log, back off, try again
+                self.step_errors += 1
+                log.exception("scheduling cycle failed")
+            self._schedule_wake.wait(delay)
 
     def stop(self) -> None:
         self._stopping.set()
         self._wake.set()
-        if self._driver is not None:
-            self._driver.join(30)
+        self._schedule_wake.set()
+        for thread in (self._driver, self._scheduler):
+            if thread is not None:
+                thread.join(30)
         parts, self._parts = self._parts, None
         if parts is not None:
             with contextlib.suppress(OSError):

@@ -134,7 +134,12 @@ class SchedulerLoop:
         self.sync()
         now = self.clock.now() if self.clock is not None else time.time()
         outcome = run_session(self.cache.state(), self.conf, revert=True, now=now)
-        bind_errors = self._write_back(outcome)
+        # a cycle's writes in one transaction where the store has them: one durable commit for all its binds,
+        # evictions and status, not one each, so that on a store that syncs to disk the scheduler keeps its pace
+        # under a busy API (issue 15); a failure rolls them all back, and the next cycle decides again
+        batch = getattr(self.store, "batch", None)
+        with batch() if callable(batch) else contextlib.nullcontext():
+            bind_errors = self._write_back(outcome)
         self.cache.reported()
         self.sync()
         self._seen_versions = tuple(inf.version for inf in self.informers.values())

@@ -366,7 +366,11 @@ def table_for(
     named = resource not in _NO_NAME_COLUMN
     rows = []
     for obj in objects:
-        row: dict[str, Any] = {"cells": cells(obj, now)}
+        try:
+            row: dict[str, Any] = {"cells": cells(obj, now)}
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError):
+            # a field of the wrong type (the server keeps what it was given): the row says so, the table stands
+            row = {"cells": ["<unknown>"] * len(columns)}
         if named:
             row["cells"].insert(0, (obj.get("metadata") or {}).get("name"))
         if include_object == "Object":
