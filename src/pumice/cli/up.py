@@ -265,18 +265,19 @@ class ControlPlane:
         own pace however busy the API and the controllers are (issue 15: it starved behind them)."""
         while not self._stopping.is_set():
             self._schedule_wake.clear()
-            delay = MAX_IDLE
+            due = None
             try:
                 cycles = cluster.cycles
                 due = cluster.schedule()
                 if cluster.cycles != cycles:
                     self._wake.set()  # binds and evictions: kubelets and controllers react
-                if due is not None:
-                    delay = min(MAX_IDLE, max(0.0, (due - clock.now()) / self.time_scale))
             except Exception:  # keep serving: log, back off, try again
                 self.step_errors += 1
                 log.exception("scheduling cycle failed")
-            self._schedule_wake.wait(delay)
+            if due is None:  # nothing to do: until something changes
+                self._schedule_wake.wait(MAX_IDLE)
+            else:  # a cycle is due (the period after the last one): changes meanwhile wait for it
+                self._stopping.wait(min(MAX_IDLE, max(0.0, (due - clock.now()) / self.time_scale)))
 
     def stop(self) -> None:
         self._stopping.set()
