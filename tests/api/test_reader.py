@@ -101,12 +101,14 @@ def test_file_size_limit_and_the_flag_that_raises_it(tmp_path: Path) -> None:
 def test_schedule_and_sim_read_through_the_same_limits(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text(billion_laughs())
-    for argv in (["schedule", "-f", str(bomb)], ["sim", str(tmp_path)], ["apply", "-f", str(bomb)]):
+    for argv in (["schedule", "-f", str(bomb)], ["sim", str(tmp_path)], ["apply", "-f", str(bomb)],
+                 ["up", "-f", str(bomb), "--data-dir", str(tmp_path / "never"), "--port", "1"]):
         started = time.perf_counter()
         result = CliRunner().invoke(app, argv)
         assert time.perf_counter() - started < 1.0
         assert result.exit_code == 2, (argv, result.output)
         assert "excessive aliasing" in result.output, (argv, result.output)
+    assert not (tmp_path / "never").exists()  # refused before anything started
     scenario = tmp_path / "scenario.yaml"
     scenario.write_text(billion_laughs().replace("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\n", ""))
     result = CliRunner().invoke(app, ["sim", str(scenario)])

@@ -98,7 +98,7 @@ def test_load_text_returns_objects_or_one_line_error(text: str) -> None:
     assert time.perf_counter() - started < SLOW
 
 
-@settings(max_examples=150, deadline=None, database=None,
+@settings(max_examples=80, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(manifests())
 def test_cli_commands_exit_with_their_codes(tmp_path: Path, text: str) -> None:

@@ -34,7 +34,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -285,7 +285,7 @@ def _key_text(key: Any) -> str:
 
 
 def _scalar_text(loader: Loader, node: yaml.Node) -> str:
-    return str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    return str(loader.construct_scalar(node))
 
 
 def _binary_text(loader: Loader, node: yaml.Node) -> str:
@@ -408,7 +408,7 @@ def _located(error: InputError, document: int) -> InputError:
     return error
 
 
-def yaml_documents(text: str, *, max_depth: int = MAX_DEPTH) -> Iterator[Any]:
+def yaml_documents(text: str, *, max_depth: int = MAX_DEPTH) -> Generator[Any, None, None]:
     """The data of each document of a YAML stream, after :func:`check_yaml` accepted the whole stream.
 
     Raises :class:`InputError` (with ``.document``) before anything is built, and ``yaml.YAMLError`` from the

@@ -221,6 +221,10 @@ def _shared(check: Callable[[Any, str], None], value: Any, path: str) -> None:
         check(value, path)
 
 
+def _owners(value: Any, path: str) -> None:
+    _objects(value, path)
+
+
 def _metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
     if type(meta) is not dict:
@@ -235,7 +239,7 @@ def _metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
     if annotations:
         _shared(_string_map, annotations, "metadata.annotations")
     if owners:
-        _shared(_objects, owners, "metadata.ownerReferences")
+        _shared(_owners, owners, "metadata.ownerReferences")
     return meta
 
 

@@ -249,6 +249,7 @@ def _depth(value: Any) -> int:
     stack = [(value, 1)]
     while stack:
         node, level = stack.pop()
+        children: Any
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):
