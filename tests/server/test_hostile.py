@@ -342,3 +342,23 @@ def test_a_watch_that_fails_ends_with_an_error_event_and_its_final_chunk() -> No
     assert last["type"] == "ERROR" and last["object"]["code"] == 500, last
     assert "cannot encode" in last["object"]["message"]
     assert watcher.closed
+
+
+def test_updates_of_volcano_kinds_are_decoded_before_the_webhook_rules_read_them(
+        make_api: Callable[..., Api]) -> None:
+    from pumice.admission import admitted_memory_store
+
+    api = make_api(admitted_memory_store())
+    c = Conn(api)
+    queues = "/apis/scheduling.volcano.sh/v1beta1/queues"
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"},
+             "spec": {"weight": 1}}
+    try:
+        assert c.send("POST", queues, json.dumps(queue)).status == 201
+        for patch in ({"spec": {"capability": -10 ** 300}}, {"spec": {"capability": {"cpu": ["1"]}}},
+                      {"spec": {"guarantee": "x"}}, {"spec": {"parent": 5}}, {"spec": "x"}):
+            reply = c.send("PATCH", f"{queues}/q", json.dumps(patch), "application/merge-patch+json")
+            assert reply.status in (400, 422), (patch, reply)
+        c.still_works()
+    finally:
+        c.close()

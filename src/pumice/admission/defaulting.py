@@ -29,16 +29,20 @@ def _path(loc: tuple[Any, ...]) -> str:
     return out
 
 
+def decoded(obj: dict[str, Any]) -> Any:
+    """The object read by its model; ``Invalid`` naming the first field that does not fit its schema."""
+    try:
+        return parse_object(obj)
+    except ValidationError as err:
+        first = err.errors()[0]
+        meta = obj.get("metadata") or {}
+        where = f'{obj.get("kind")} "{meta.get("name") if isinstance(meta, dict) else meta}"'
+        raise Invalid(f"{where}: {_path(tuple(first['loc']))}: {first['msg']}") from None
+
+
 def default_object(obj: dict[str, Any]) -> dict[str, Any]:
     """The object with Volcano's defaults filled in; ``Invalid`` if it does not fit its schema."""
     fast = podgroup_defaults(obj)
     if fast is not None:
         return fast
-    try:
-        model = parse_object(obj)
-    except ValidationError as err:
-        first = err.errors()[0]
-        meta = obj.get("metadata") or {}
-        where = f'{obj.get("kind")} "{meta.get("name")}"'
-        raise Invalid(f"{where}: {_path(tuple(first['loc']))}: {first['msg']}") from None
-    return apply_defaults(model).to_dict()
+    return apply_defaults(decoded(obj)).to_dict()

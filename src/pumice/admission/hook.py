@@ -18,7 +18,7 @@ from typing import Any
 from pumice.api.resources import JOBS, PODGROUPS, QUEUES
 from pumice.store import MemoryStore, Store
 
-from .defaulting import DEFAULTED, default_object
+from .defaulting import DEFAULTED, decoded, default_object
 from .fastpath import fill_podgroup_defaults, plain_podgroup
 from .jobs import validate_job, validate_job_update
 from .podgroups import validate_podgroup
@@ -63,6 +63,8 @@ class Admission:
             fill_podgroup_defaults(new)  # ``new`` is the store's to hand over: no copy needed
         elif operation == "CREATE" and resource in DEFAULTED:
             new = default_object(new)
+        elif operation == "UPDATE":
+            decoded(new)  # the rules below read its fields: of the types its schema says first (else 422)
         if resource == JOBS:
             if old is None:
                 validate_job(self.store, new)
