@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -29,6 +30,7 @@ from .mirror import StoreMirror
 
 __all__ = ["ApplyError", "apply_manifest", "create_app", "routes"]
 
+log = logging.getLogger("pumice.dashboard")
 STATIC_DIR = Path(__file__).parent / "static"
 API = "/dashboard/api"
 MAX_MANIFEST = 1 << 20
@@ -187,6 +189,9 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
                     result = await run_in_threadpool(compute, request)
                 except StoreError as err:
                     return _status(getattr(err, "code", 500), getattr(err, "reason", "InternalError"), str(err))
+                except Exception as exc:  # a defect: answered (and logged) here, so the connection stays usable
+                    log.error("dashboard %s failed", url, exc_info=exc)
+                    return _status(500, "InternalError", f"Internal error occurred: {exc}")
                 body = None if result is None else json.dumps(result, separators=(",", ":")).encode()
                 cache[url] = (rv, now, body)
                 cache.move_to_end(url)

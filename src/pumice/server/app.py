@@ -281,6 +281,9 @@ class _Api:
             return _method_not_allowed(method)
         except StoreError as err:
             return _error(err)
+        except Exception as exc:  # a defect: answered (and logged) here, so the connection stays usable
+            log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+            return _status(500, "InternalError", f"Internal error occurred: {exc}")
 
     # reads
 
