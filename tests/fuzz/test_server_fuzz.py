@@ -167,6 +167,7 @@ def requests(draw: st.DrawFn) -> tuple[str, str, bytes | None, str | None, str |
         "/api", "/apis", "/api/v1", "/apis/batch.volcano.sh", "/apis/batch.volcano.sh/v1alpha1", "/version",
         "/openapi/v2", "/openapi/v3", "/openapi/v3/apis/x/v1", "/apis/nope/v1/things", "/api/v1/namespaces//pods",
         "/api/v1/namespaces/default/pods/a/b/c", f"{item}/exec", f"{item}/log", "/api/v1/pods/x",
+        f"/api/v1/namespaces/default/pods/{quote(name, safe='') or 'x'}/log?{urlencode(draw(S.queries()))}",
         "/api/v1/namespaces/default/nodes", "/%2e%2e/etc/passwd", "/api/v1/namespaces/default/pods/%00",
         "/healthz", "/readyz?verbose", f"{base}/" + "a" * 2000]))
     method = draw(st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]))

@@ -114,7 +114,7 @@ def test_bad_timeout_seconds_is_400_at_once(conn: Conn, value: str) -> None:
     conn.still_works()
 
 
-@pytest.mark.parametrize("name", ["limit", "gracePeriodSeconds"])
+@pytest.mark.parametrize("name", ["limit", "gracePeriodSeconds", "sinceSeconds", "tailLines", "limitBytes"])
 @pytest.mark.parametrize("value", ["nan", "-1", "1.5", "inf"])
 def test_other_numeric_parameters_are_checked(conn: Conn, name: str, value: str) -> None:
     _status(conn.send("GET", f"{NS}/pods?{name}={value}"), 400, name)

@@ -66,7 +66,7 @@ DEFAULT_WATCH_TIMEOUT = 1800.0
 #: Largest request body read (kube-apiserver's ``MaxRequestBodyBytes``, 3 MiB).
 DEFAULT_MAX_BODY_BYTES = reader.DEFAULT_MAX_OBJECT_BYTES
 #: Query parameters that are whole numbers of at least 0 (int64, as kube-apiserver parses them).
-_COUNT_PARAMETERS = ("timeoutSeconds", "limit", "gracePeriodSeconds")
+_COUNT_PARAMETERS = ("timeoutSeconds", "limit", "gracePeriodSeconds", "sinceSeconds", "tailLines", "limitBytes")
 _INT64_MAX = (1 << 63) - 1
 _JSON_TYPES = ("", "application/json", "*/*")
 _YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
