@@ -224,3 +224,23 @@ def test_the_token_leaves_no_trace_in_urls_or_referers(browser: Any, live: Live)
         assert all(headers.get("referrer-policy") == "no-referrer" for headers in answered), answered
     finally:
         context.close()
+
+
+def test_a_jobflow_in_the_jobs_view(page: Any, live: Live) -> None:
+    if live.cluster is None or getattr(live.cluster, "controllers", None) is None:
+        pytest.skip("no runtime cluster with controllers: the flow cannot run")
+    manifest = (Path(__file__).resolve().parents[2] / "examples" / "jobs" / "70-jobflow.yaml").read_text()
+    page.click("#nav a[data-page=jobs]")
+    page.click("#submit-toggle")
+    page.fill("#yaml", manifest)
+    page.click("#apply-btn")
+    expect(page.locator("#apply-msg")).to_contain_text("pipeline")
+    flow = page.locator('#jobflows tr.flow-row[data-key="default/pipeline"]')
+    expect(flow).to_be_visible()
+    expect(flow.locator('.flow-step[data-template="prepare"] a')).to_be_visible(timeout=30_000)
+    expect(flow.locator(".phase")).to_have_text("Succeed", timeout=60_000)
+    expect(flow.locator(".flow-step .badge", has_text="Completed")).to_have_count(3)
+    shot(page, "jobflow")
+    flow.locator('.flow-step[data-template="train"] a').click()
+    expect(page.locator("#job-name")).to_have_text("default/pipeline-train")
+    expect(page.locator("#job-flow")).to_have_text("pipeline")

@@ -209,3 +209,25 @@ def test_mirror_closes_its_watches_when_nobody_looks(store: MemoryStore) -> None
             StoreMirror(store, ("widgets",)).list("widgets")
     finally:
         mirror.close()
+
+
+def test_jobs_list_jobflows_with_their_steps() -> None:
+    s = MemoryStore()
+    s.create("jobflows.flow.volcano.sh", {
+        "apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow",
+        "metadata": {"name": "pipe", "namespace": "default"},
+        "spec": {"jobRetainPolicy": "delete", "flows": [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]},
+        "status": {"state": {"phase": "Running"}}})
+    s.create("jobs.batch.volcano.sh", {
+        "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {
+            "name": "pipe-a", "namespace": "default",
+            "ownerReferences": [{"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "name": "pipe",
+                                 "uid": "x", "controller": True}]},
+        "spec": {"tasks": [{"name": "t", "replicas": 1}]}, "status": {"state": {"phase": "Completed"}}})
+    out = pages.jobs(s)
+    (flow,) = out["flows"]
+    assert (flow["name"], flow["phase"], flow["retainPolicy"]) == ("pipe", "Running", "delete")
+    assert flow["steps"] == [
+        {"template": "a", "dependsOn": [], "job": "pipe-a", "phase": "Completed"},
+        {"template": "b", "dependsOn": ["a"], "job": None, "phase": "Waiting"}]
+    assert out["items"][0]["flow"] == "pipe"

@@ -38,6 +38,7 @@ REAL_CLUSTER_ONLY: dict[str, dict[Rule, str]] = {
     "controllers": {
         ("", "events", "create"): "controller events (job phases, plugin and PodGroup errors)",
         ("", "events", "patch"): "a repeated event is folded into the first",
+        ("", "secrets", "patch"): "the ssh plugin updates the config of a job's Secret found already there",
         ("scheduling.k8s.io", "priorityclasses", "get"): "PodGroup priority from a task's priorityClassName",
         ("scheduling.volcano.sh", "podgroups", "patch"): "a scaled job's PodGroup minMember/minResources",
         ("topology.volcano.sh", "hypernodes", "list"): "HyperNode discovery from node labels",

@@ -280,3 +280,16 @@ def test_the_api_reader_reads_through_an_api_server(tmp_path: Path) -> None:
     finally:
         server.stop()
         store.close()
+
+
+def test_the_jobflow_webhook_refuses_a_cycle_with_volcanos_message(webhooks: Webhooks) -> None:
+    def flow(*edges: tuple[str, list[str]]) -> Obj:
+        return {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow",
+                "metadata": {"name": "f", "namespace": "default"},
+                "spec": {"flows": [{"name": n, "dependsOn": {"targets": t}} for n, t in edges]}}
+
+    refused = webhooks.review("/jobflows/validate", "CREATE", flow(("a", ["c"]), ("b", ["a"]), ("c", ["b"])))
+    assert refused["allowed"] is False and "jobflow Flow is not DAG" in refused["status"]["message"]
+    dangling = webhooks.review("/jobflows/validate", "UPDATE", flow(("a", ["x"])), flow(("a", [])))
+    assert "jobflow Flow is not DAG: vertex is not defined: x" in dangling["status"]["message"]
+    assert webhooks.review("/jobflows/validate", "CREATE", flow(("a", []), ("b", ["a"])))["allowed"] is True

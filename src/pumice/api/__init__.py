@@ -5,9 +5,12 @@ unknown fields are kept and written back. See :func:`load_file` / :func:`dump_ya
 manifests and :func:`apply_defaults` for Volcano's API-side defaults.
 """
 
+from pumice.api.apiextensions import CustomResourceDefinition
+from pumice.api.apps import Deployment, ReplicaSet, StatefulSet
 from pumice.api.base import ApiModel, Int, Quantity, ResourceList, StrictBool
 from pumice.api.batch import (
     Command,
+    CronJob,
     DependsOn,
     Job,
     JobCondition,
@@ -20,6 +23,7 @@ from pumice.api.batch import (
     TaskState,
     VolumeSpec,
 )
+from pumice.api.batch_v1 import BatchJob
 from pumice.api.core import (
     Affinity,
     Container,
@@ -47,13 +51,16 @@ from pumice.api.core import (
     PodStatus,
     PodTemplateSpec,
     PreferredSchedulingTerm,
+    ResourceQuota,
     ResourceRequirements,
+    ServiceAccount,
     Taint,
     Toleration,
     WeightedPodAffinityTerm,
 )
 from pumice.api.defaults import apply_defaults
 from pumice.api.errors import ManifestError, UnknownResourceError
+from pumice.api.flow import Flow, FlowDependsOn, JobFlow, JobFlowSpec, JobFlowStatus, JobTemplate, Probe
 from pumice.api.io import dump_json, dump_yaml, load_file, load_text
 from pumice.api.meta import (
     Condition,
@@ -63,6 +70,7 @@ from pumice.api.meta import (
     ObjectMeta,
     OwnerReference,
 )
+from pumice.api.nodeinfo import Numatopology
 from pumice.api.quantity import (
     QuantityError,
     format_quantity,
@@ -71,6 +79,7 @@ from pumice.api.quantity import (
     milli_value,
     parse_quantity,
 )
+from pumice.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from pumice.api.registry import (
     MODELS,
     GenericObject,
@@ -111,14 +120,22 @@ __all__ = [
     "MODELS",
     "Affinity",
     "ApiModel",
+    "BatchJob",
     "Cluster",
+    "ClusterRole",
+    "ClusterRoleBinding",
     "Command",
     "Condition",
     "Container",
     "ContainerPort",
     "ContainerStatus",
+    "CronJob",
+    "CustomResourceDefinition",
     "DependsOn",
+    "Deployment",
     "ExactMatch",
+    "Flow",
+    "FlowDependsOn",
     "GenericObject",
     "Guarantee",
     "HyperNode",
@@ -127,9 +144,13 @@ __all__ = [
     "Int",
     "Job",
     "JobCondition",
+    "JobFlow",
+    "JobFlowSpec",
+    "JobFlowStatus",
     "JobSpec",
     "JobState",
     "JobStatus",
+    "JobTemplate",
     "KubeObject",
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -152,6 +173,7 @@ __all__ = [
     "NodeSelectorTerm",
     "NodeSpec",
     "NodeStatus",
+    "Numatopology",
     "ObjectMeta",
     "OwnerReference",
     "PartitionPolicy",
@@ -170,6 +192,7 @@ __all__ = [
     "PodTemplateSpec",
     "PreferredSchedulingTerm",
     "PriorityClass",
+    "Probe",
     "Quantity",
     "QuantityError",
     "Queue",
@@ -177,9 +200,15 @@ __all__ = [
     "QueueSpec",
     "QueueStatus",
     "RegexMatch",
+    "ReplicaSet",
     "Reservation",
     "ResourceList",
+    "ResourceQuota",
     "ResourceRequirements",
+    "Role",
+    "RoleBinding",
+    "ServiceAccount",
+    "StatefulSet",
     "StrictBool",
     "SubGroupPolicy",
     "Taint",

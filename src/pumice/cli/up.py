@@ -158,8 +158,17 @@ class ControlPlane:
     """Store + cluster + API server in this process; ``start()`` returns once the server listens."""
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
-                 host: str = LOOPBACK, max_request_bytes: int | None = None) -> None:
+                 host: str = LOOPBACK, max_request_bytes: int | None = None, config: Path | None = None,
+                 discovery: Any = None) -> None:
+        """``config``: a ``volcano-scheduler.conf`` re-read when it changes (None: the live default, see
+        ``pumice.runtime.schedconf``); ``discovery``: HyperNodes from node labels (``--discover-topology``);
+        ``max_request_bytes``: the largest request body and object. ``start`` raises ``ConfError`` for a bad
+        configuration file."""
+        from pumice.runtime.schedconf import ConfFile
         from pumice.server import DEFAULT_MAX_BODY_BYTES
+
+        self.conf_file = ConfFile(config) if config is not None else None
+        self.discovery = discovery
 
         self.data_dir = Path(data_dir)
         self.port = port
@@ -201,7 +210,10 @@ class ControlPlane:
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
                             admission=load_admission(), max_object_bytes=self.max_request_bytes)
         try:
-            cluster = Cluster(store, clock)
+            from pumice.runtime.schedconf import live_default_conf
+
+            conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
+            cluster = Cluster(store, clock, conf, discovery=self.discovery)
             cluster.schedule_apart()  # the scheduler has a thread of its own (see ``_schedule``)
             token = load_or_create_token(self.data_dir)
             hosts = LOOPBACK_HOSTS if self.host in (*LOOPBACK_HOSTS, "0.0.0.0", "::", "") else \
@@ -267,6 +279,10 @@ class ControlPlane:
             self._schedule_wake.clear()
             due = None
             try:
+                if self.conf_file is not None:
+                    conf = self.conf_file.poll()  # a bad file is logged and the running configuration kept
+                    if conf is not None:
+                        cluster.scheduler.conf = conf
                 cycles = cluster.cycles
                 due = cluster.schedule()
                 if cluster.cycles != cycles:
@@ -316,14 +332,15 @@ def _healthy(url: str, ca: Path) -> bool:
 
 
 def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0, *,
-                      host: str = LOOPBACK, max_request_bytes: int | None = None) -> dict[str, Any]:
+                      host: str = LOOPBACK, max_request_bytes: int | None = None,
+                      extra: list[str] | None = None) -> dict[str, Any]:
     """Run ``pumice up`` detached (output in DIR/pumice.log, 0600); return its pid file once it serves."""
     private_directory(data_dir)
     before = read_pid_file(data_dir)
     if before and _alive(before["pid"]):
         raise RuntimeError(f"pumice is already running from {data_dir} (pid {before['pid']})")
     cmd = [sys.executable, "-m", "pumice.cli.main", "up", "--data-dir", str(data_dir), "--port", str(port),
-           "--time-scale", str(time_scale), "--bind-address", host]
+           "--time-scale", str(time_scale), "--bind-address", host, *(extra or [])]
     if max_request_bytes is not None:
         cmd += ["--max-request-bytes", str(max_request_bytes)]
     fd = os.open(data_dir / LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -392,11 +409,21 @@ def up(
                      help="Largest request body and object (default 3Mi, as kube-apiserver)"),
     ] = None,
     max_file_size: MaxFileSize = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="volcano-scheduler.conf, re-read when it changes (default: Volcano's "
+                                      "with network-topology-aware)"),
+    ] = None,
+    discover_topology: Annotated[
+        Path | None,
+        typer.Option("--discover-topology", help="Label discovery config: keep HyperNodes from the Nodes' labels"),
+    ] = None,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
     directory = (data_dir or default_data_dir()).expanduser().resolve()
     with file_size_limit(max_file_size):
         manifests = _read_manifests(filename)
+        discovery = _read_startup_files(config, discover_topology)
     if time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         raise typer.Exit(2)
@@ -404,9 +431,11 @@ def up(
     if warning is not None:
         print(warning, file=sys.stderr, flush=True)
     if background:
+        extra = [*(["--config", str(config.resolve())] if config else []),
+                 *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else [])]
         try:
             info = _start_background(directory, port, time_scale, host=bind_address,
-                                     max_request_bytes=max_request_bytes)
+                                     max_request_bytes=max_request_bytes, extra=extra)
         except RuntimeError as err:
             print(f"error: {err}", file=sys.stderr)
             raise typer.Exit(1) from None
@@ -416,7 +445,7 @@ def up(
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     plane = ControlPlane(directory, port=port, time_scale=time_scale, host=bind_address,
-                         max_request_bytes=max_request_bytes)
+                         max_request_bytes=max_request_bytes, config=config, discovery=discovery)
     try:
         plane.start()
     except Exception as err:
@@ -465,3 +494,18 @@ def down(
         print(f"error: pumice (pid {pid}) did not stop within {timeout} s", file=sys.stderr)
         raise typer.Exit(1)
     print(f"pumice stopped (pid {pid})")
+
+
+def _read_startup_files(config: Path | None, discover_topology: Path | None) -> Any:
+    """Check ``--config`` and read ``--discover-topology`` before anything starts: one line and exit 2 if bad."""
+    from pumice.runtime.schedconf import ConfFile
+    from pumice.scheduler import ConfError
+    from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
+
+    try:
+        if config is not None:
+            ConfFile(config)
+        return load_discovery_config(discover_topology) if discover_topology is not None else None
+    except (ConfError, DiscoveryConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None

@@ -225,7 +225,7 @@ def build_pod(job: Obj, task: Obj, index: int, *, version: int, retry_count: int
         "status": {"phase": "Pending"},
     }
     for plugin in plugins_of(job):
-        plugin.on_pod_create(pod, job, task, index)
+        plugin.on_pod_create(pod, job)  # may raise PluginError: then no pod at all (Volcano's syncJob)
     return pod
 
 

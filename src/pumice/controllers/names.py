@@ -5,18 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from pumice.api.group_name import GROUP_NAME
-from pumice.api.resources import COMMANDS, JOBS, PODGROUPS, QUEUES
+from pumice.api.resources import COMMANDS, JOBFLOWS, JOBS, JOBTEMPLATES, PODGROUPS, QUEUES
 
 __all__ = [
     "COMMANDS",
     "CONFIGMAPS",
     "GROUP_MIN_MEMBER",
     "GROUP_NAME",
+    "JOBFLOWS",
     "JOBS",
+    "JOBTEMPLATES",
     "JOB_NAME",
     "JOB_NAMESPACE",
     "JOB_RETRY_COUNT",
     "JOB_VERSION",
+    "NETWORKPOLICIES",
     "PARTITION_ID",
     "PODGROUPS",
     "PODS",
@@ -40,6 +43,7 @@ PODS = "pods"
 SERVICES = "services"
 CONFIGMAPS = "configmaps"
 SECRETS = "secrets"
+NETWORKPOLICIES = "networkpolicies.networking.k8s.io"
 
 TASK_SPEC = "volcano.sh/task-spec"
 TASK_INDEX = "volcano.sh/task-index"

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from pumice.clock import Clock
+from pumice.events import EventRecorder
 from pumice.store import AlreadyExists, NotFound, Store
 
 from .mirror import Delta, Mirror
@@ -78,9 +79,10 @@ def _pg_phase(pg: Obj) -> str:
 class QueueController:
     """Keeps queue parents, states and PodGroup counts; handles Open/CloseQueue Commands."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock, recorder: EventRecorder | None = None) -> None:
         self.store = store
         self.clock = clock
+        self.recorder = recorder or EventRecorder(store, "vc-controller-manager", clock=clock)
         self.queues = Mirror(store, QUEUES)
         self.podgroups = Mirror(store, PODGROUPS)
         self.commands = Mirror(store, COMMANDS)
@@ -169,14 +171,17 @@ class QueueController:
         counts = self._counts.get(name)
         return counts is not None and sum(counts.values()) > 0
 
-    def _set_state(self, name: str, state: str) -> None:
+    def _set_state(self, name: str, state: str) -> bool:
         queue = self.queues.get("", name)
         if queue is None or _state(queue) == state:
-            return
-        with contextlib.suppress(NotFound):
+            return False
+        try:
             self.queues.put(self.store.patch(QUEUES, None, name, {"status": {"state": state}}, subresource="status",
                                              copy=False))
-            self._wrote = True
+        except NotFound:
+            return False
+        self._wrote = True
+        return True
 
     def _annotate(self, name: str, value: str | None) -> None:
         with contextlib.suppress(NotFound):
@@ -192,7 +197,8 @@ class QueueController:
             if _state(self.queues.get("", child)) not in (CLOSING, CLOSED):
                 self._annotate(child, name)
                 self.close(child)
-        self._set_state(name, CLOSING if self._holds_podgroups(name) else CLOSED)
+        if self._set_state(name, CLOSING if self._holds_podgroups(name) else CLOSED):
+            self.recorder.event(self.queues.get("", name) or {}, "Normal", "CloseQueue", "Close queue succeed")
 
     def open(self, name: str) -> None:
         """OpenQueue: refused while the parent is Closing/Closed; reopens children this queue closed."""
@@ -201,6 +207,9 @@ class QueueController:
             return
         parent = _parent(queue)
         if parent and _state(self.queues.get("", parent)) in (CLOSING, CLOSED):
+            self.recorder.event(queue, "Warning", "OpenQueue",
+                                f"OpenQueue queue failed for Failed to open queue {name} because its parent queue "
+                                f"{parent} is closing or closed. Open the parent queue first.")
             return
         self._set_state(name, OPEN)
         for child in sorted(self._children.get(name, ())):

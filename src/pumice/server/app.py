@@ -160,16 +160,29 @@ class _Api:
     ) -> None:
         self.store = store
         self.max_body_bytes = max_body_bytes
-        registry = getattr(store, "resources", None)
-        infos = DEFAULT_RESOURCES if registry is None else tuple(registry[name] for name in registry)
-        self.index = ResourceIndex(infos)
         self.now = now
         self.on_change = on_change
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout
         self.pager = ListPager()
-        self._openapi = openapi_v2(self.index)
+        self._indexed: object = ()  # the registry generation ``_index`` was built for
+        self._index = self._build_index()
+
+    def _build_index(self) -> ResourceIndex:
+        registry = getattr(self.store, "resources", None)
+        infos = DEFAULT_RESOURCES if registry is None else tuple(registry[name] for name in registry)
+        self._indexed = getattr(registry, "generation", None)
+        index = ResourceIndex(infos)
+        self._openapi = openapi_v2(index)
         self._openapi_pb = openapi_v2_protobuf(self._openapi)
+        return index
+
+    @property
+    def index(self) -> ResourceIndex:
+        """The served resources, rebuilt when a CustomResourceDefinition changed what the store serves."""
+        if getattr(getattr(self.store, "resources", None), "generation", None) != self._indexed:
+            self._index = self._build_index()
+        return self._index
 
     # --- discovery ----------------------------------------------------------------------------------------
 
@@ -289,6 +302,9 @@ class _Api:
 
     def _respond(self, request: Request, target: _Target, objects: list[dict[str, Any]], rv: str | None,
                  single: dict[str, Any] | None = None, list_meta: dict[str, Any] | None = None) -> Response:
+        if target.resource.converts:
+            objects = [_as_version(target.resource, o) for o in objects]
+            single = None if single is None else objects[0]
         accept = request.headers.get("accept")
         if wants_table(accept):
             include = request.query_params.get("includeObject") or "Metadata"
@@ -355,6 +371,8 @@ class _Api:
         first = [True]
 
         def encode(event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
+            if r.converts:
+                obj = _as_version(r, obj)
             if not table:
                 return obj
             out = table_for(r.store_name, [obj], self.now(), include_object=include, with_columns=first[0],
@@ -443,7 +461,7 @@ class _Api:
         self._fit_namespace(target, body)
         record_update(None, body, self._manager(request), rfc3339(self.now()), builtin=target.resource.strategic)
         created = await self._write(self.store.create, target.resource.store_name, body)
-        return _Json(created, status_code=201)
+        return _Json(_as_version(target.resource, created), status_code=201)
 
     async def _update(self, request: Request, target: _Target) -> Response:
         self._check_dry_run(request)
@@ -466,7 +484,7 @@ class _Api:
             return self.store.update(r.store_name, body, subresource=target.sub)
 
         updated = await self._write(update)
-        return _Json(updated)
+        return _Json(_as_version(r, updated))
 
     async def _patch(self, request: Request, target: _Target) -> Response:
         self._check_dry_run(request)
@@ -475,7 +493,7 @@ class _Api:
         if ctype == _STRATEGIC and r.strategic:
             body = await self._body(request, patch=True)
             result = await self._write(self._strategic, target, body, self._manager(request))
-            return _Json(result)
+            return _Json(_as_version(r, result))
         if ctype == _APPLY and target.sub is None:
             return await self._apply(request, target)
         if ctype not in (_MERGE, _JSON_PATCH):
@@ -489,7 +507,7 @@ class _Api:
             _check_json_patch(body)
         patched = await self._write(self.store.patch, r.store_name, target.namespace, target.name, body,
                                     patch_type=kind, subresource=target.sub)
-        return _Json(patched)
+        return _Json(_as_version(r, patched))
 
     def _manager(self, request: Request) -> str:
         return manager_of(request.query_params.get("fieldManager"), request.headers.get("user-agent"))
@@ -534,7 +552,7 @@ class _Api:
             raise Conflict(f'{r.store_name} "{target.name}" keeps changing: server-side apply gave up')
 
         result, created = await self._write(apply)
-        return _Json(result, status_code=201 if created else 200)
+        return _Json(_as_version(r, result), status_code=201 if created else 200)
 
     def _strategic(self, target: _Target, patch: Any, manager: str = "unknown") -> dict[str, Any]:
         """Read, patch, write with the read's resourceVersion; retried on a concurrent write."""
@@ -580,7 +598,7 @@ class _Api:
                                f"UID in object meta: {current['metadata'].get('uid')}")
         deleted = await self._write(self.store.delete, r.store_name, target.namespace, target.name,
                                     resource_version=rv)
-        return _Json(deleted)
+        return _Json(_as_version(r, deleted))
 
     async def _delete_collection(self, request: Request, target: _Target) -> Response:
         self._check_dry_run(request)
@@ -670,6 +688,14 @@ def _check_json_patch(patch: Any) -> None:
             value = op.get(key)
             if value is not None and not isinstance(value, str):
                 raise BadRequest(f"JSON patch operation {index}: {key}: expected a string, got {_type_name(value)}")
+
+
+def _as_version(resource: ApiResource, obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` as served under ``resource``'s version: the same fields, its ``apiVersion`` (no schema differs
+    between the versions pumice serves of one kind, as for a CRD without a conversion webhook)."""
+    if not resource.converts or not isinstance(obj, dict):
+        return obj
+    return {**obj, "apiVersion": resource.group_version}
 
 
 def _limit(raw: str | None) -> int | None:

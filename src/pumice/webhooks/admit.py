@@ -17,6 +17,7 @@ from pumice.admission import (
     default_object,
     validate_job,
     validate_job_update,
+    validate_jobflow,
     validate_podgroup,
     validate_queue,
     validate_queue_delete,
@@ -24,8 +25,9 @@ from pumice.admission import (
 from pumice.api.batch import Job
 from pumice.api.core import Namespace
 from pumice.api.defaults import DEFAULT_QUEUE, QUEUE_NAME_ANNOTATION
+from pumice.api.flow import JobFlow
 from pumice.api.meta import KubeObject
-from pumice.api.resources import JOBS, PODGROUPS, QUEUES, resource_of
+from pumice.api.resources import JOBFLOWS, JOBS, PODGROUPS, QUEUES, resource_of
 from pumice.api.scheduling import PodGroup, Queue
 from pumice.client import ClientError
 from pumice.store import BadRequest, NotFound, StoreError
@@ -62,8 +64,8 @@ class Webhook:
                 "resources": [self.model.PLURAL], "scope": "*"}
 
 
-#: Volcano's webhooks that pumice has the rules of (``hypernodes``, ``cronjobs``, ``jobflows`` and ``pods``
-#: webhooks are not among them).
+#: Volcano's webhooks that pumice has the rules of (``hypernodes``, ``cronjobs`` and ``pods`` webhooks are not
+#: among them).
 WEBHOOKS: tuple[Webhook, ...] = (
     Webhook("/jobs/mutate", "mutatejob.volcano.sh", True, Job, ("CREATE",)),
     Webhook("/jobs/validate", "validatejob.volcano.sh", False, Job, ("CREATE", "UPDATE")),
@@ -71,6 +73,7 @@ WEBHOOKS: tuple[Webhook, ...] = (
     Webhook("/podgroups/validate", "validatepodgroup.volcano.sh", False, PodGroup, ("CREATE",)),
     Webhook("/queues/mutate", "mutatequeue.volcano.sh", True, Queue, ("CREATE",)),
     Webhook("/queues/validate", "validatequeue.volcano.sh", False, Queue, ("CREATE", "UPDATE", "DELETE")),
+    Webhook("/jobflows/validate", "validatejobflow.volcano.sh", False, JobFlow, ("CREATE", "UPDATE")),
 )
 #: Enabled unless told otherwise: those of Volcano's Helm chart (``custom.enabled_admissions``) pumice serves.
 DEFAULT_ENABLED: tuple[str, ...] = (
@@ -155,3 +158,5 @@ def _validate(hook: Webhook, review: Review, reader: Reader) -> None:
         validate_podgroup(reader, new)
     elif hook.resource == QUEUES:
         validate_queue(reader, new, old if review.operation == "UPDATE" else None)
+    elif hook.resource == JOBFLOWS:
+        validate_jobflow(new)

@@ -7,7 +7,7 @@ from collections import Counter
 
 import yaml
 
-from pumice.api.resources import JOBS, PODGROUPS
+from pumice.api.resources import JOBFLOWS, JOBS, PODGROUPS
 
 from .objects import (
     JOB_NAME,
@@ -27,7 +27,7 @@ from .objects import (
 from .pods import pod_row
 from .snapshot import EVENTS, PODS, Snapshot, Source, list_or_nothing
 
-__all__ = ["DONE_JOB_PHASES", "job_detail", "job_rows", "jobs"]
+__all__ = ["DONE_JOB_PHASES", "flow_rows", "job_detail", "job_rows", "jobs"]
 
 DONE_JOB_PHASES = ("Completed", "Failed", "Aborted", "Terminated")
 
@@ -54,6 +54,7 @@ def _job_row(job: Obj, pg: Obj | None, pods: list[Obj]) -> Obj:
         "podGroup": name_of(pg) if pg else None,
         "podGroupPhase": status_of(pg).get("phase") if pg else None,
         "pendingReason": pending_reason(pg),
+        "flow": (owner(job, "JobFlow") or {}).get("name"),
     }
 
 
@@ -100,9 +101,32 @@ def job_rows(snap: Snapshot) -> list[Obj]:
 
 
 def jobs(store: Source) -> Obj:
-    """Every VolcanoJob, and every PodGroup no VolcanoJob owns (plain pods grouped for gang scheduling)."""
+    """Every VolcanoJob, and every PodGroup no VolcanoJob owns (plain pods grouped for gang scheduling); the
+    JobFlows with the Job of each of their flows."""
     snap = Snapshot.take(store, resources=(PODS, JOBS, PODGROUPS))
-    return {"resourceVersion": snap.resource_version, "items": job_rows(snap)}
+    return {"resourceVersion": snap.resource_version, "items": job_rows(snap), "flows": flow_rows(store, snap)}
+
+
+def flow_rows(store: Source, snap: Snapshot) -> list[Obj]:
+    """Each JobFlow: its phase and, per flow in order, the template, its targets and its Job's phase."""
+    jobs_by_key = {key_of(j): j for j in snap.jobs}
+    rows = []
+    for flow in list_or_nothing(store, JOBFLOWS):
+        steps = []
+        for step in spec_of(flow).get("flows") or []:
+            job = jobs_by_key.get(f"{namespace_of(flow)}/{name_of(flow)}-{step.get('name')}")
+            steps.append({
+                "template": step.get("name"),
+                "dependsOn": list((step.get("dependsOn") or {}).get("targets") or []),
+                "job": name_of(job) if job else None,
+                "phase": ((status_of(job).get("state") or {}).get("phase") or "Pending") if job else "Waiting",
+            })
+        rows.append({"namespace": namespace_of(flow), "name": name_of(flow),
+                     "phase": (status_of(flow).get("state") or {}).get("phase") or "Pending",
+                     "retainPolicy": spec_of(flow).get("jobRetainPolicy") or "retain", "steps": steps,
+                     "created": created_of(flow)})
+    rows.sort(key=lambda r: (r["created"] or "", r["namespace"], r["name"]), reverse=True)
+    return rows
 
 
 def _event_rows(store: Source, namespace: str, names: set[str]) -> list[Obj]:

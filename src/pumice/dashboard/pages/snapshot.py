@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pumice.api.resources import HYPERNODES, JOBS, PODGROUPS, QUEUES
+from pumice.api.resources import HYPERNODES, JOBFLOWS, JOBS, PODGROUPS, QUEUES
 from pumice.store import StoreError
 
 from .objects import Obj, group_of, key_of, meta_of, name_of, namespace_of, occupies, owner, spec_of
@@ -18,7 +18,7 @@ PODS = "pods"
 NODES = "nodes"
 EVENTS = "events"
 #: Every resource the dashboard reads.
-RESOURCES = (NODES, PODS, JOBS, PODGROUPS, QUEUES, HYPERNODES, EVENTS)
+RESOURCES = (NODES, PODS, JOBS, PODGROUPS, QUEUES, HYPERNODES, EVENTS, JOBFLOWS)
 
 
 class Source(Protocol):
