@@ -13,6 +13,7 @@ zero loses its PodGroup; one scaled up or changed gets it made or brought up to 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
