@@ -3,6 +3,7 @@ usable, and leaves the store as it was (issue 15's defects 1-4, each found again
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import time
@@ -245,6 +246,15 @@ def test_a_wrong_shape_is_a_4xx_status_never_500(api: Api, conn: Conn, method: s
     conn.still_works()
     assert api.store.get("configmaps", "default", "cm") == before
     assert not api.store.get("pods", "default", "p")["spec"].get("nodeName")
+
+
+@pytest.mark.parametrize("inside", [b"[" * 5000 + b"]" * 5000, b"[]", b'{"v":"meta.k8s.io/v1","rv":[],"start":1}',
+                                    b"\xff\xfe", b'{"v":"meta.k8s.io/v1","rv":"' + b"9" * 5000 + b'","start":""}'],
+                         ids=["nested-5000", "a-list", "wrong-types", "not-utf8", "huge-rv"])
+def test_a_forged_continue_token_is_400(conn: Conn, inside: bytes) -> None:
+    token = base64.urlsafe_b64encode(inside).decode().rstrip("=")
+    _status(conn.send("GET", f"{NS}/configmaps?limit=1&continue={token}"), 400, "continue")
+    conn.still_works()
 
 
 def test_a_watch_with_a_selector_survives_objects_with_odd_metadata(api: Api, conn: Conn) -> None:
