@@ -5,6 +5,7 @@ parameters and names. Shared by the server fuzz suite and the CLI readers' fuzz 
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from collections.abc import Callable
@@ -314,6 +315,15 @@ def encoded(draw: st.DrawFn, value: Any, content_type: str) -> bytes:
 
 _numbers = st.sampled_from(["0", "1", "2", "-1", "nan", "NaN", "inf", "-inf", "1e400", "1.5", "0x1f", "", " 1",
                             "99999999999999999999999", "9223372036854775807", "abc", "１"])
+#: ``continue`` tokens: random text, and forged tokens (base64 of JSON: kube-apiserver's shape with odd values,
+#: other values, deep nesting), which the server decodes.
+_TOKEN_INSIDE = (st.fixed_dictionaries({"v": st.sampled_from(["meta.k8s.io/v1", "x"]),
+                                        "rv": st.integers() | st.text(max_size=5) | st.none(),
+                                        "start": st.text(max_size=5) | st.integers()}).map(json.dumps)
+                 | st.integers(1, 3000).map(lambda depth: "[" * depth + "]" * depth)
+                 | st.text(max_size=20))
+_continue = st.text(max_size=10) | _TOKEN_INSIDE.map(
+    lambda inside: base64.urlsafe_b64encode(inside.encode("utf-8", "surrogatepass")).decode().rstrip("="))
 QUERY = {
     "timeoutSeconds": _numbers,
     "limit": _numbers,
@@ -325,7 +335,7 @@ QUERY = {
     "follow": st.sampled_from(["false", "0"]),
     "resourceVersion": _numbers | st.sampled_from(["", "0", "1", "999999999"]),
     "resourceVersionMatch": st.sampled_from(["NotOlderThan", "Exact", "x", ""]),
-    "continue": st.text(max_size=10),
+    "continue": _continue,
     "labelSelector": st.sampled_from(["app=fuzz", "app in (a,b)", "!x", "a!=b,c", "x>1", "===", "a in (",
                                       "a" * 300, "app notin ()"]) | st.text(max_size=12),
     "fieldSelector": st.sampled_from(["metadata.name=a", "spec.nodeName=", "status.phase!=Running", "x=y=z",
