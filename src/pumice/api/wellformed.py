@@ -411,6 +411,14 @@ def _job(job: Mapping[str, Any]) -> None:
         _integer(status.get(key), f"status.{key}")
 
 
+_batch_job = _whole("Job")
+
+
+def _any_job(job: Mapping[str, Any]) -> None:
+    """A Volcano Job, or a Kubernetes ``batch/v1`` Job (same kind, another model)."""
+    (_batch_job if job.get("apiVersion") == "batch/v1" else _job)(job)
+
+
 _POD_SPEC = _check_spec(_pod_spec)
 _NODE_SPEC = _check_spec(_node_spec)
 _NODE_STATUS = _check_spec(_node_status)
@@ -424,6 +432,13 @@ _CHECKERS: dict[Any, Callable[[Mapping[str, Any]], None]] = {
     "Queue": _queue,
     "PriorityClass": _priority_class,
     "HyperNode": _whole("HyperNode"),
-    "Job": _job,
+    "Job": _any_job,
     "Command": _whole("Command"),
+    # the workload controllers' kinds (few objects each): read through their models as a whole
+    "Deployment": _whole("Deployment"),
+    "ReplicaSet": _whole("ReplicaSet"),
+    "StatefulSet": _whole("StatefulSet"),
+    "CronJob": _whole("CronJob"),
+    "JobFlow": _whole("JobFlow"),
+    "JobTemplate": _whole("JobTemplate"),
 }
