@@ -82,6 +82,37 @@ def _hypernode(name: str) -> Obj:
             "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "node-a"}}}]}}
 
 
+def _template(name: str) -> Obj:
+    container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "10m"}}}
+    return {"metadata": {"labels": {"app": name}},
+            "spec": {"schedulerName": "volcano", "restartPolicy": "Never", "containers": [container]}}
+
+
+def _workload(kind: str, **spec: Any) -> Callable[[str], Obj]:
+    """An apps/v1 Deployment or StatefulSet of one replica."""
+    def make(name: str) -> Obj:
+        return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name},
+                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": _template(name),
+                         **spec}}
+    return make
+
+
+def _batch_job(name: str) -> Obj:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"completions": 1, "parallelism": 1, "backoffLimit": 1, "template": _template(name)}}
+
+
+def _cronjob(name: str) -> Obj:
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob", "metadata": {"name": name},
+            "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": _job(name)["spec"]}}}
+
+
+def _jobflow(name: str) -> Obj:
+    return {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "metadata": {"name": name},
+            "spec": {"jobRetainPolicy": "retain", "flows": [{"name": "a"}, {"name": "b", "dependsOn": {
+                "targets": ["a"]}}]}}
+
+
 KINDS: tuple[Kind, ...] = (
     Kind("", "v1", "pods", "Pod", True, True, _pod),
     Kind("", "v1", "nodes", "Node", False, True, _node),
@@ -109,6 +140,12 @@ KINDS: tuple[Kind, ...] = (
                     "action": "AbortJob", "target": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
                                                      "name": "j"}}),
     Kind("topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode", False, True, _hypernode),
+    # the workload controllers' kinds
+    Kind("apps", "v1", "deployments", "Deployment", True, True, _workload("Deployment")),
+    Kind("apps", "v1", "statefulsets", "StatefulSet", True, True, _workload("StatefulSet", serviceName="s")),
+    Kind("batch", "v1", "jobs", "Job", True, True, _batch_job),
+    Kind("batch.volcano.sh", "v1alpha1", "cronjobs", "CronJob", True, True, _cronjob),
+    Kind("flow.volcano.sh", "v1alpha1", "jobflows", "JobFlow", True, True, _jobflow),
 )
 
 #: A few names, so that reads, updates, patches and deletes often meet what earlier requests created.

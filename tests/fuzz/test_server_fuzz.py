@@ -182,6 +182,8 @@ DASHBOARD = ("overview", "jobs", "pods", "podgroups", "queues", "nodes", "topolo
 @st.composite
 def dashboard_requests(draw: st.DrawFn) -> tuple[str, str, bytes | None, str | None]:
     if draw(st.integers(0, 2)):
+        if not draw(st.integers(0, 9)):  # the metrics, computed from the same objects
+            return "GET", "/metrics", None, None
         return "GET", "/dashboard/api/" + draw(st.sampled_from(DASHBOARD)), None, None
     kind = draw(st.sampled_from(S.KINDS))
     docs = [draw(S.objects(kind, draw(S.names), "default")) for _ in range(draw(st.integers(1, 3)))]
@@ -201,7 +203,7 @@ def _lists(client: Client) -> dict[str, tuple[str, dict[str, Any]]]:
         assert answer.status == 200, answer
         body = answer.json()
         items = {f"{(o['metadata'].get('namespace') or '')}/{o['metadata']['name']}": o for o in body["items"]}
-        out[kind.plural] = (body["metadata"]["resourceVersion"], items)
+        out[kind.base(None)] = (body["metadata"]["resourceVersion"], items)
     return out
 
 
@@ -234,14 +236,14 @@ def test_fuzz_the_api_server(up: Up) -> None:
     # the store is consistent: the list at the start + a watch replay of everything since = the list now
     mismatches = []
     for kind in S.KINDS:
-        version, items = before[kind.plural]
-        final_version, final = after[kind.plural]
+        version, items = before[kind.base(None)]
+        final_version, final = after[kind.base(None)]
         answer = _send(client, "GET", f"{kind.base(None)}?watch=1&resourceVersion={version}&timeoutSeconds=0.3",
                        bound=TIME_BOUND + 5)
         replayed = dict(items)
         for line in answer.body.splitlines():
             event = json.loads(line)
-            assert event["type"] != "ERROR", f"{kind.plural}: the watch replay failed: {event}"
+            assert event["type"] != "ERROR", f"{kind.base(None)}: the watch replay failed: {event}"
             obj = event["object"]
             if int(obj["metadata"]["resourceVersion"]) > int(final_version):
                 continue
@@ -252,7 +254,7 @@ def test_fuzz_the_api_server(up: Up) -> None:
                 replayed[key] = obj
         if replayed != final:
             differ = sorted(k for k in replayed.keys() | final.keys() if replayed.get(k) != final.get(k))
-            mismatches.append(f"{kind.plural}: {differ[:5]}")
+            mismatches.append(f"{kind.base(None)}: {differ[:5]}")
     client.close()
     log = up.log.read_text(errors="replace")
     summary = {"requests": RUN.requests, "seconds": round(elapsed, 1), "answers": RUN.by_class,
