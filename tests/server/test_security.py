@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from pumice.cli.up import ControlPlane, exposure_warning, read_pid_file
-from pumice.server import free_port
+from pumice.server import ensure_certificates, free_port
 
 from .conftest import TOKEN, Api
 
@@ -124,3 +124,10 @@ def test_the_login_url_drops_the_token(api: Api) -> None:
         assert err.headers["Referrer-Policy"] == "no-referrer"
         cookie = err.headers["Set-Cookie"]
         assert TOKEN not in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+
+
+def test_a_certificate_directory_of_its_own_is_private(tmp_path: Path) -> None:
+    """``pumice admission serve --cert-dir`` / ``pumice run``: the webhook server's key is its own to read."""
+    files = ensure_certificates(tmp_path / "certs" / "webhook")
+    assert stat.S_IMODE((tmp_path / "certs" / "webhook").stat().st_mode) == 0o700
+    assert stat.S_IMODE(files.key.stat().st_mode) == 0o600

@@ -76,7 +76,7 @@ def ensure_certificates(
     files = TlsFiles(base / "ca.crt", base / "server.crt", base / "server.key")
     if files.ca.exists() and files.cert.exists() and files.key.exists() and _covers(files.cert, hosts):
         return files
-    base.mkdir(parents=True, exist_ok=True)
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new directory is private (the key is 0600 anyway)
     now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_cert = (
