@@ -4,11 +4,13 @@ never a ``RecursionError`` or ``AttributeError`` traceback."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from pumice.client import ApiError, KubeClient
+from pumice.client import ApiError, ClientError, KubeClient
 from pumice.client.config import ClientConfig
-from tests.hostile_server import HostileServer, answer, hostile
+from tests.hostile_server import HostileServer, answer, hang, hostile
 
 __all__ = ["hostile"]  # the fixture
 
@@ -38,3 +40,12 @@ def test_watch_events_that_are_not_objects_are_api_errors(hostile: HostileServer
     with KubeClient(ClientConfig(server=hostile.url, source="--server")) as client, \
             pytest.raises(ApiError):
         list(client.watch("configmaps", "default", timeout_seconds=5))
+
+
+def test_a_server_that_hangs_is_an_error_after_the_timeout(hostile: HostileServer) -> None:
+    hostile.script[PATH].append(hang)
+    started = time.monotonic()
+    with KubeClient(ClientConfig(server=hostile.url, source="--server"), timeout=1.0) as client, \
+            pytest.raises(ClientError):
+        client.request("GET", PATH)
+    assert time.monotonic() - started < 5
