@@ -70,6 +70,17 @@ def _malformed_events(cluster: Cluster) -> dict[str, int]:
     return counted
 
 
+def _past_admission(cluster: Cluster, resource: str, obj: dict[str, Any]) -> None:
+    """Write ``obj`` as admission never saw it (a data directory from before a check, a status write): with the
+    store's admission hook set aside for this one write (priority admission refuses a priority string now)."""
+    gate = cluster.store._gate  # type: ignore[attr-defined]
+    hook, gate.hook = gate.hook, None
+    try:
+        cluster.store.create(resource, obj)
+    finally:
+        gate.hook = hook
+
+
 def test_every_good_pod_and_job_is_bound_among_poisoned_ones(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
     cluster = Cluster()
@@ -78,7 +89,7 @@ def test_every_good_pod_and_job_is_bound_among_poisoned_ones(caplog: pytest.LogC
     for i, bad in enumerate(POISONED_PODS.values()):  # interleaved: good, bad, good, bad, ...
         cluster.store.create("pods", pod(f"good-{i}"))
         good.append(f"good-{i}")
-        cluster.store.create("pods", bad)
+        _past_admission(cluster, "pods", bad)
         cluster.store.create(JOBS, job(f"job-{i}"))
     cluster.store.create("pods", pod("good-last"))
     good.append("good-last")
