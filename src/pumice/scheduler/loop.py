@@ -33,6 +33,7 @@ WATCHED = (
     "hypernodes.topology.volcano.sh",
     "podgroups.scheduling.volcano.sh",
     "pods",
+    "resourcequotas",
 )
 
 log = logging.getLogger("pumice.scheduler")
