@@ -1,6 +1,6 @@
-"""Poisoned workload objects (Deployments, StatefulSets, batch/v1 Jobs, CronJobs, JobFlows of a shape their
-controller cannot read: written to the store past admission, as an old data directory or a ``/status`` write can
-hold them) are skipped with one warning; every good workload beside them still runs its pods."""
+"""Poisoned workload objects (Deployments, StatefulSets, batch/v1 Jobs, CronJobs, JobFlows, ResourceQuotas of a
+shape their controller cannot read: written to the store past admission, as an old data directory or a ``/status``
+write can hold them) are skipped with one warning; every good workload beside them still runs its pods."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from .workloads import batch_job, deployment, phase, pods_of, run, statefulset
 Obj = dict[str, Any]
 
 RESOURCES = {"Deployment": "deployments.apps", "StatefulSet": "statefulsets.apps", "Job": "jobs.batch",
-             "CronJob": "cronjobs.batch.volcano.sh", "JobFlow": "jobflows.flow.volcano.sh"}
+             "CronJob": "cronjobs.batch.volcano.sh", "JobFlow": "jobflows.flow.volcano.sh",
+             "ResourceQuota": "resourcequotas"}
 
 
 def _with(obj: Obj, name: str, **spec: Any) -> Obj:
@@ -58,6 +59,8 @@ POISONED = [
     _cronjob("bad-schedule", schedule=5),
     _jobflow("bad-flows", flows="x"),
     _jobflow("bad-depends", flows=[{"name": 5, "dependsOn": "x"}]),
+    {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "bad-quota", "namespace": "default"},
+     "spec": {"hard": "x"}},  # the quota controller and the scheduler's resourcequota plugin read it
 ]
 
 
@@ -83,5 +86,6 @@ def test_good_workloads_run_among_poisoned_ones(caplog: pytest.LogCaptureFixture
         assert len(pods) == 2 and all(phase(p) == "Running" for p in pods), (prefix, [phase(p) for p in pods])
     for obj in POISONED:
         assert not pods_of(c.store, obj["metadata"]["name"] + "-")
-        said = [r.getMessage() for r in caplog.records if f"/{obj['metadata']['name']}:" in r.getMessage()]
+        said = [r.getMessage() for r in caplog.records
+                if r.name == "pumice.controllers" and f"/{obj['metadata']['name']}:" in r.getMessage()]
         assert len(said) == 1, (obj["metadata"]["name"], said)  # reported once, however often it is read

@@ -441,4 +441,5 @@ _CHECKERS: dict[Any, Callable[[Mapping[str, Any]], None]] = {
     "CronJob": _whole("CronJob"),
     "JobFlow": _whole("JobFlow"),
     "JobTemplate": _whole("JobTemplate"),
+    "ResourceQuota": _whole("ResourceQuota"),  # the quota controller and the resourcequota plugin
 }
