@@ -70,13 +70,18 @@ def _malformed_events(cluster: Cluster) -> dict[str, int]:
     return counted
 
 
-def _past_admission(cluster: Cluster, resource: str, obj: dict[str, Any]) -> None:
-    """Write ``obj`` as admission never saw it (a data directory from before a check, a status write): with the
-    store's admission hook set aside for this one write (priority admission refuses a priority string now)."""
+def _past_admission(cluster: Cluster, resource: str, obj: dict[str, Any], *,
+                    patch: dict[str, Any] | None = None) -> None:
+    """Write ``obj`` (or ``patch`` the object it names) as admission never saw it (a data directory from before a
+    check, a status write): with the store's admission hook set aside for this one write (validation and priority
+    admission refuse a priority string at the door now)."""
     gate = cluster.store._gate  # type: ignore[attr-defined]
     hook, gate.hook = gate.hook, None
     try:
-        cluster.store.create(resource, obj)
+        if patch is None:
+            cluster.store.create(resource, obj)
+        else:
+            cluster.store.patch(resource, obj["metadata"].get("namespace"), obj["metadata"]["name"], patch)
     finally:
         gate.hook = hook
 
@@ -118,13 +123,13 @@ def test_a_poisoned_update_keeps_what_a_running_pod_holds() -> None:
     cluster.step()
     assert _bound(cluster, ["big"])["big"] == "only"
     # the running pod's spec is broken afterwards (pumice does not make pod specs immutable)
-    cluster.store.patch("pods", "default", "big", {"spec": {"priority": "high"}})
+    _past_admission(cluster, "pods", pod("big"), patch={"spec": {"priority": "high"}})
     cluster.store.create("pods", pod("next", cpu="4"))
     for _ in range(3):
         cluster.step()
         cluster.clock.advance_to(cluster.clock.now() + 1)
     assert _bound(cluster, ["next"])["next"] == ""  # the node is still full: nothing is over-committed
-    cluster.store.patch("pods", "default", "big", {"spec": {"priority": None}})  # readable again
+    _past_admission(cluster, "pods", pod("big"), patch={"spec": {"priority": None}})  # readable again
     cluster.store.delete("pods", "default", "big")
     for _ in range(3):
         cluster.step()
@@ -135,8 +140,8 @@ def test_a_poisoned_update_keeps_what_a_running_pod_holds() -> None:
 def test_poisoned_nodes_queues_and_statuses_are_skipped() -> None:
     cluster = Cluster()
     cluster.apply([node("good-node")])
-    cluster.store.create("nodes", node("bad-node") | {"status": {"allocatable": {"cpu": ["8"]}}})
-    cluster.store.create("priorityclasses.scheduling.k8s.io", {
+    _past_admission(cluster, "nodes", node("bad-node") | {"status": {"allocatable": {"cpu": ["8"]}}})
+    _past_admission(cluster, "priorityclasses.scheduling.k8s.io", {
         "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "odd"}, "value": "10"})
     cluster.store.create("queues.scheduling.volcano.sh", {"apiVersion": "scheduling.volcano.sh/v1beta1",
                                                           "kind": "Queue", "metadata": {"name": "other"},

@@ -9,7 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pumice.api import ManifestError, load_file
+from pumice.api import ManifestError
+from pumice.api.io import load_dicts
 from pumice.api.reader import read_text_file
 from pumice.controllers.expand import expand_jobs
 from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, default_conf, load_conf, node_scores, run_session
@@ -28,7 +29,7 @@ def read_objects(paths: list[Path]) -> list[dict[str, Any]]:
         if path.is_dir():
             raise UsageError(f"{path}: is a directory, expected a manifest file")
         try:
-            objects.extend(obj.to_dict() for obj in load_file(path))
+            objects.extend(load_dicts(path))
         except ManifestError as err:
             raise UsageError(str(err)) from None
     return objects

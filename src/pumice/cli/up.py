@@ -34,6 +34,7 @@ from typing import Annotated, Any
 import typer
 
 from pumice.api.reader import file_size_limit
+from pumice.server.connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
 
 from .limits import MaxFileSize, parse_size
 
@@ -159,10 +160,11 @@ class ControlPlane:
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
                  host: str = LOOPBACK, max_request_bytes: int | None = None, config: Path | None = None,
-                 discovery: Any = None) -> None:
+                 discovery: Any = None, limits: Any = None) -> None:
         """``config``: a ``volcano-scheduler.conf`` re-read when it changes (None: the live default, see
         ``pumice.runtime.schedconf``); ``discovery``: HyperNodes from node labels (``--discover-topology``);
-        ``max_request_bytes``: the largest request body and object. ``start`` raises ``ConfError`` for a bad
+        ``max_request_bytes``: the largest request body and object; ``limits``: the API server's
+        ``pumice.server.ConnectionLimits`` (None: the defaults). ``start`` raises ``ConfError`` for a bad
         configuration file."""
         from pumice.runtime.schedconf import ConfFile
         from pumice.server import DEFAULT_MAX_BODY_BYTES
@@ -171,6 +173,7 @@ class ControlPlane:
         self.discovery = discovery
 
         self.data_dir = Path(data_dir)
+        self.limits = limits
         self.port = port
         self.time_scale = time_scale
         self.host = host
@@ -193,7 +196,7 @@ class ControlPlane:
 
     def start(self) -> ControlPlane:
         from pumice.clock import to_datetime
-        from pumice.runtime import Cluster, load_admission
+        from pumice.runtime import Cluster, default_objects, load_admission
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
         from pumice.server.tls import LOOPBACK_HOSTS
         from pumice.store import SqliteStore
@@ -208,20 +211,21 @@ class ControlPlane:
         clock = _continued_clock(self.data_dir, self.time_scale)
         self._clock = clock
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
-                            admission=load_admission(), max_object_bytes=self.max_request_bytes)
+                            admission=load_admission(cluster=True), max_object_bytes=self.max_request_bytes)
         try:
             from pumice.runtime.schedconf import live_default_conf
 
             conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
             cluster = Cluster(store, clock, conf, discovery=self.discovery)
             cluster.schedule_apart()  # the scheduler has a thread of its own (see ``_schedule``)
+            default_objects(store)
             token = load_or_create_token(self.data_dir)
             hosts = LOOPBACK_HOSTS if self.host in (*LOOPBACK_HOSTS, "0.0.0.0", "::", "") else \
                 (*LOOPBACK_HOSTS, self.host)  # the address it is told to listen on, in its certificate too
             tls = ensure_certificates(self.data_dir, hosts=hosts)
             app = create_app(store, token=token, now=clock.now, on_change=self._changed, metrics=cluster.metrics,
                              max_body_bytes=self.max_request_bytes)
-            server = ServerThread(app, host=self.host, port=self.port, tls=tls).start()
+            server = ServerThread(app, host=self.host, port=self.port, tls=tls, limits=self.limits).start()
         except BaseException:
             store.close()
             raise
@@ -418,8 +422,18 @@ def up(
         Path | None,
         typer.Option("--discover-topology", help="Label discovery config: keep HyperNodes from the Nodes' labels"),
     ] = None,
+    header_timeout: Annotated[float, typer.Option(
+        "--header-timeout", help="Seconds a client has to send a request's headers (else 408 and closed)")
+    ] = DEFAULT_HEADER_TIMEOUT,
+    idle_timeout: Annotated[float, typer.Option(
+        "--idle-timeout", help="Seconds a kept-alive connection may stay idle")] = DEFAULT_IDLE_TIMEOUT,
+    max_connections: Annotated[int, typer.Option(
+        "--max-connections", help="Open connections at most (watches included); more are answered 503")
+    ] = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
+    from pumice.server.connections import ConnectionLimits
+
     directory = (data_dir or default_data_dir()).expanduser().resolve()
     with file_size_limit(max_file_size):
         manifests = _read_manifests(filename)
@@ -430,9 +444,16 @@ def up(
     warning = exposure_warning(bind_address)
     if warning is not None:
         print(warning, file=sys.stderr, flush=True)
+    try:
+        limits = ConnectionLimits(header_timeout, idle_timeout, max_connections)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
     if background:
         extra = [*(["--config", str(config.resolve())] if config else []),
-                 *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else [])]
+                 *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else []),
+                 "--header-timeout", str(header_timeout), "--idle-timeout", str(idle_timeout),
+                 "--max-connections", str(max_connections)]
         try:
             info = _start_background(directory, port, time_scale, host=bind_address,
                                      max_request_bytes=max_request_bytes, extra=extra)
@@ -445,7 +466,7 @@ def up(
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     plane = ControlPlane(directory, port=port, time_scale=time_scale, host=bind_address,
-                         max_request_bytes=max_request_bytes, config=config, discovery=discovery)
+                         max_request_bytes=max_request_bytes, config=config, discovery=discovery, limits=limits)
     try:
         plane.start()
     except Exception as err:
