@@ -69,6 +69,7 @@ def test_keys_and_scope() -> None:
         "PriorityClass",
         "Queue",
         "HyperNode",
+        "Cluster",
     }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from pumice.api.batch import Command, Job
 from pumice.api.core import Namespace, Node, Pod
 from pumice.api.errors import UnknownResourceError
+from pumice.api.federation import MemberCluster
 from pumice.api.meta import KubeObject
 from pumice.api.scheduling import PodGroup, PriorityClass, Queue
 from pumice.api.topology import HyperNode
@@ -47,6 +48,7 @@ MODELS: tuple[type[KubeObject], ...] = (
     HyperNode,
     Job,
     Command,
+    MemberCluster,
 )
 
 _BY_TYPE: dict[tuple[str, str], type[KubeObject]] = {(m.API_VERSION, m.KIND): m for m in MODELS}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,7 @@ from .paging import ListPager
 from .patch import apply_strategic_merge_patch
 from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
 from .resources import ApiResource, ResourceIndex
-from .tables import partial_metadata, table_for, wants_metadata, wants_table
+from .tables import Column, partial_metadata, table_for, wants_metadata, wants_table
 from .watch import error_event, stream_events
 
 __all__ = ["DEFAULT_BOOKMARK_INTERVAL", "DEFAULT_WATCH_TIMEOUT", "create_app"]
@@ -100,8 +100,10 @@ class _Api:
         on_change: Callable[[], None] | None,
         bookmark_interval: float,
         watch_timeout: float,
+        columns: Mapping[str, tuple[Column, ...]] | None = None,
     ) -> None:
         self.store = store
+        self.columns = columns
         registry = getattr(store, "resources", None)
         infos = DEFAULT_RESOURCES if registry is None else tuple(registry[name] for name in registry)
         self.index = ResourceIndex(infos)
@@ -231,7 +233,7 @@ class _Api:
         if wants_table(accept):
             include = request.query_params.get("includeObject") or "Metadata"
             body = table_for(target.resource.store_name, objects, self.now(), resource_version=rv,
-                             include_object=include)
+                             include_object=include, columns_of=self.columns)
         elif wants_metadata(accept):
             body = partial_metadata(objects, rv, single is not None)
         elif single is not None:
@@ -299,7 +301,8 @@ class _Api:
             if not table:
                 return obj
             out = table_for(r.store_name, [obj], self.now(), include_object=include, with_columns=first[0],
-                            resource_version=(obj.get("metadata") or {}).get("resourceVersion"))
+                            resource_version=(obj.get("metadata") or {}).get("resourceVersion"),
+                            columns_of=self.columns)
             first[0] = False
             return out
 
@@ -596,6 +599,7 @@ def create_app(
     watch_timeout: float = DEFAULT_WATCH_TIMEOUT,
     dashboard: bool = True,
     metrics: Any = None,
+    columns: Mapping[str, tuple[Column, ...]] | None = None,
 ) -> Any:
     """An ASGI app serving ``store`` as a Kubernetes API server.
 
@@ -603,9 +607,11 @@ def create_app(
     ages are computed against (seconds since the epoch). ``on_change`` is called after every successful write.
     ``bookmark_interval``: seconds of quiet before a watch that allows bookmarks gets one. ``watch_timeout``:
     how long a watch without ``timeoutSeconds`` lasts. ``metrics``: a ``pumice.metrics.ClusterMetrics`` served
-    at ``/metrics`` (behind the token, as kube-apiserver's).
+    at ``/metrics`` (behind the token, as kube-apiserver's). ``columns``: table columns replacing those of some
+    custom resources (``tables.federation_host_columns`` on a federation host).
     """
-    api = _Api(store, now=now, on_change=on_change, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
+    api = _Api(store, now=now, on_change=on_change, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
+               columns=columns)
     routes = [
         Route("/version", api.version, methods=["GET"]),
         Route("/healthz", api.health, methods=["GET"]),

@@ -32,6 +32,7 @@ _EXTRA: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "queues.scheduling.volcano.sh": ("queue", ("q", "queue-v1beta1"), ("volcano",)),
     "commands.bus.volcano.sh": ("command", (), ("volcano",)),
     "hypernodes.topology.volcano.sh": ("hypernode", ("hn",), ("volcano",)),
+    "clusters.federation.pumice.io": ("cluster", ("mc",), ("pumice",)),
 }
 
 #: Kinds whose Go types kubectl knows (strategic merge patch applies to them, not to custom resources).

@@ -51,6 +51,7 @@ DEFAULT_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("jobs.batch.volcano.sh", "batch.volcano.sh/v1alpha1", "Job", namespaced=True),
     ResourceInfo("commands.bus.volcano.sh", "bus.volcano.sh/v1alpha1", "Command", namespaced=True, has_status=False),
     ResourceInfo("hypernodes.topology.volcano.sh", "topology.volcano.sh/v1alpha1", "HyperNode", namespaced=False),
+    ResourceInfo("clusters.federation.pumice.io", "federation.pumice.io/v1alpha1", "Cluster", namespaced=False),
 )
 
 
