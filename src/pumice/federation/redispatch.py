@@ -1,0 +1,120 @@
+"""Taking a job back from a member that went away, and sending it elsewhere — never running it twice at once.
+
+A placed, unfinished job is taken back when one of its parts' member:
+
+* is deleted (its Cluster object removed from the host),
+* has been unreachable for ``gracePeriod`` since the federation's last contact,
+* no longer has the job's copy (deleted there, or stopped by the member's fence agent), or
+* carries a ``NoExecute`` taint the job does not tolerate.
+
+With ``redispatch: failover`` (and unless the job says ``redispatch: never``) the placement is marked
+``moving`` and every part is removed: deleted where the member answers, and counted as gone where it does not
+only once the member's fence agent has certainly stopped it (it acknowledged the lease, and ``gracePeriod``
+> ``leaseDuration`` has passed since the last renewal) — or, for a member without a fence agent, never
+(``unfenced: wait``, the default) or after the grace period (``unfenced: force``, at the operator's risk).
+When every part is gone the job waits on the host to be dispatched again, the lost members in its history;
+after ``maxRedispatches`` moves it fails instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pumice.scheduler.plugins.matching import untolerated
+from pumice.store import StoreError
+
+from .placement import Placement
+from .propagate import delete_part
+from .records import JobRecord
+
+if TYPE_CHECKING:
+    from .federation import Federation
+
+__all__ = ["check_members_lost"]
+
+
+def _problem(fed: Federation, record: JobRecord, cluster: str, name: str) -> str:
+    """Why ``record``'s part in ``cluster`` must be taken back ("" if it may stay)."""
+    member = fed.members.get(cluster)
+    now = fed.clock.now()
+    if member is None or member.deleted:
+        return f"cluster {cluster} was removed from the federation"
+    if not member.reachable:
+        since = member.unreachable_since if member.unreachable_since is not None else fed.started
+        if now - since >= fed.config.grace_period:
+            return f"cluster {cluster} has been unreachable for {now - since:.0f}s ({member.error or 'no answer'})"
+        return ""
+    ns = record.key[0]
+    if member.job(ns, name) is None:
+        return f"its copy in cluster {cluster} is gone"
+    demand = record.demand(fed.priorities())
+    bad = untolerated(member.view.taints, list(demand.tolerations), ("NoExecute",))
+    if bad:
+        return f"cluster {cluster} has taint {bad[0].get('key')}:NoExecute the job does not tolerate"
+    return ""
+
+
+def _taken_back(fed: Federation, record: JobRecord, cluster: str, name: str) -> bool:
+    """Remove one part; True once it certainly runs no more."""
+    member = fed.members.get(cluster)
+    ns = record.key[0]
+    now = fed.clock.now()
+    if member is not None and member.reachable:
+        if member.job(ns, name) is not None or member.live_pods.get((ns, name)):
+            try:
+                deleted = delete_part(member.store(), ns, name)
+            except StoreError as err:
+                member.disconnect(str(err))
+                return False
+            if deleted is not None:
+                member.forget(deleted)
+        return member.gone(ns, name)
+    last = member.last_ok if member is not None and member.last_ok is not None else fed.started
+    if now - last < fed.config.grace_period:
+        return False
+    fenced = member is not None and member.fenced
+    return fenced or fed.config.unfenced == "force"
+
+
+def check_members_lost(fed: Federation) -> bool:
+    """One pass over the placed jobs; True if anything was written."""
+    wrote = False
+    for record in list(fed.records.values()):
+        placement = record.placement
+        if not placement.placed or record.terminal or record.deleting or record.problem:
+            continue
+        reason = placement.moving
+        if not reason:
+            for part in placement.parts:
+                reason = _problem(fed, record, part.cluster, part.name)
+                if reason:
+                    break
+            if not reason:
+                continue
+            demand = record.demand(fed.priorities())
+            if fed.config.redispatch == "none" or not demand.redispatch:
+                why = "redispatch is off" if demand.redispatch else "the job says redispatch: never"
+                wrote |= fed.wait(record, "ClusterLost", f"{reason}; it stays there ({why})",
+                                  phase=record.phase or "Pending")
+                continue
+            moving = Placement(placement.dispatch, list(placement.parts), list(placement.history), reason)
+            fed.write_placement(record, moving)
+            fed.event(record, "Warning", "ClusterLost", f"{reason}: taking the job back to run it elsewhere")
+            wrote = True
+        if all(_taken_back(fed, record, p.cluster, p.name) for p in placement.parts):
+            history = [*placement.history, *[p.cluster for p in placement.parts]]
+            fed.release(record)
+            fed.write_placement(record, Placement(placement.dispatch, [], history))
+            moves = len(history)
+            if moves > fed.config.max_redispatches:
+                fed.wait(record, "TooManyRedispatches", f"{reason}; taken back {moves} times "
+                                                        f"(maxRedispatches {fed.config.max_redispatches})",
+                         phase="Failed")
+            else:
+                fed.wait(record, "Redispatching", f"{reason}; waiting to be dispatched again")
+                fed.event(record, "Normal", "Redispatching", f"{reason}; every copy is stopped")
+            wrote = True
+        else:
+            wrote |= fed.wait(record, "Redispatching", f"{reason}; waiting until its copies are stopped",
+                              phase=record.phase or "Pending")
+    return wrote
