@@ -47,8 +47,8 @@ tiers:
   - name: hardware
   - name: gang
   - name: network-topology
-- plugins:
   - name: locality
+- plugins:
   - name: cost
 - plugins:
   - name: loadbalance

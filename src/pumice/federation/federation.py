@@ -228,6 +228,11 @@ class Federation:
         assert record is not None
         return self._sync_status(record)
 
+    def refresh_status(self, record: JobRecord) -> bool:
+        """Show the members' status on the host again (after a waiting reason was shown instead)."""
+        record.written = ("", "")
+        return self._sync_status(record)
+
     def _sync_status(self, record: JobRecord) -> bool:
         copies = []
         for part in record.placement.parts:
@@ -478,9 +483,11 @@ class Federation:
         """Everything due now (see the module docstring); True if anything was written."""
         wrote = False
         self._moved |= self._sync_host()
-        wrote |= self._sync_members()
+        if self._sync_members():
+            wrote = self._moved = True  # a job's phase moved: its queue's share, its dependants
         self._expire_reservations()
-        wrote |= check_members_lost(self)
+        if check_members_lost(self):
+            wrote = self._moved = True
         now = self.clock.now()
         signature = self._signature()
         if signature != self._seen:
@@ -504,7 +511,8 @@ class Federation:
             candidates.append(member.next_probe)
             if not member.reachable:
                 since = member.unreachable_since if member.unreachable_since is not None else self.started
-                candidates.append(since + self.config.grace_period)
+                last = member.last_ok if member.last_ok is not None else self.started
+                candidates += [since + self.config.grace_period, last + self.config.grace_period]
         if self._moved and any(r.waiting for r in self.records.values()):
             candidates.append(self._last_cycle + self.config.dispatch_period)
         due = self._reservations_due()
@@ -515,7 +523,7 @@ class Federation:
             if ttl is not None:
                 candidates.append(ttl)
         now = self.clock.now()
-        future = [c for c in candidates if c > now - 1e9]
+        future = [c for c in candidates if c > now]  # whatever was due by now, ``sync`` has done (or must wait)
         return min(future) if future else None
 
     def pending(self) -> bool:

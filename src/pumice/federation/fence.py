@@ -43,19 +43,17 @@ class FenceAgent:
         self.duration = 0.0
         self.state = ""
         self.fenced = 0  # jobs stopped so far
+        self._acted = ""  # the renewal after which it fenced (it waits for a new one)
 
-    def _expired(self) -> bool:
-        return (self.state == "active" and self.seen_at is not None
-                and self.clock.now() - self.seen_at >= self.duration)
+    def next_wakeup(self) -> float | None:
+        """When the lease runs out (None: released, never seen, or already acted on)."""
+        if self.state != "active" or self.seen_at is None or self.duration <= 0 or self._acted == self.renew_time:
+            return None
+        return self.seen_at + self.duration
 
     def pending(self) -> bool:
         due = self.next_wakeup()
-        return self.leases.pending() or (due is not None and due <= self.clock.now()) or self._expired()
-
-    def next_wakeup(self) -> float | None:
-        if self.state != "active" or self.seen_at is None or self._expired():
-            return None
-        return self.seen_at + self.duration
+        return self.leases.pending() or (due is not None and due <= self.clock.now())
 
     def sync(self) -> bool:
         wrote = False
@@ -74,7 +72,9 @@ class FenceAgent:
                 self.renew_time = renew
                 self.seen_at = self.clock.now()
                 wrote |= self._acknowledge(lease, renew)
-        if self._expired() and self.duration > 0:
+        due = self.next_wakeup()
+        if due is not None and due <= self.clock.now():
+            self._acted = self.renew_time
             wrote |= self._fence()
         return wrote
 

@@ -76,6 +76,14 @@ def _taken_back(fed: Federation, record: JobRecord, cluster: str, name: str) -> 
     return fenced or fed.config.unfenced == "force"
 
 
+def _intact(fed: Federation, record: JobRecord) -> bool:
+    for part in record.placement.parts:
+        member = fed.members.get(part.cluster)
+        if member is None or not member.reachable or member.job(record.key[0], part.name) is None:
+            return False
+    return True
+
+
 def check_members_lost(fed: Federation) -> bool:
     """One pass over the placed jobs; True if anything was written."""
     wrote = False
@@ -83,14 +91,22 @@ def check_members_lost(fed: Federation) -> bool:
         placement = record.placement
         if not placement.placed or record.terminal or record.deleting or record.problem:
             continue
-        reason = placement.moving
-        if not reason:
-            for part in placement.parts:
-                reason = _problem(fed, record, part.cluster, part.name)
-                if reason:
-                    break
-            if not reason:
-                continue
+        reason = ""
+        for part in placement.parts:
+            reason = _problem(fed, record, part.cluster, part.name)
+            if reason:
+                break
+        if placement.moving and not reason and _intact(fed, record):
+            # every member answers again with every copy in place, before any was stopped: it stays
+            fed.write_placement(record, Placement(placement.dispatch, list(placement.parts), list(placement.history)))
+            fed.event(record, "Normal", "ClusterBack", "its clusters answer again: the job stays where it runs")
+            fed.refresh_status(record)
+            wrote = True
+            continue
+        if not reason and not placement.moving:
+            continue
+        reason = placement.moving or reason
+        if not placement.moving:
             demand = record.demand(fed.priorities())
             if fed.config.redispatch == "none" or not demand.redispatch:
                 why = "redispatch is off" if demand.redispatch else "the job says redispatch: never"
@@ -101,7 +117,7 @@ def check_members_lost(fed: Federation) -> bool:
             fed.write_placement(record, moving)
             fed.event(record, "Warning", "ClusterLost", f"{reason}: taking the job back to run it elsewhere")
             wrote = True
-        if all(_taken_back(fed, record, p.cluster, p.name) for p in placement.parts):
+        if all([_taken_back(fed, record, p.cluster, p.name) for p in placement.parts]):  # act on every part
             history = [*placement.history, *[p.cluster for p in placement.parts]]
             fed.release(record)
             fed.write_placement(record, Placement(placement.dispatch, [], history))

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pumice.clock import VirtualClock, to_datetime
+from pumice.controllers.mirror import Mirror
 from pumice.federation import names
 from pumice.federation.config import FederationConfig
+from pumice.federation.demand import pod_request
 from pumice.federation.federation import Federation
 from pumice.federation.fence import FenceAgent, add_fence_agent
 from pumice.federation.host import HostControlPlane
@@ -26,7 +28,7 @@ from pumice.runtime import Cluster, attach_admission, load_admission, resource_f
 from pumice.scheduler import SchedulerConf
 from pumice.store import MemoryStore, Store, StoreError, WatchEvent
 
-__all__ = ["FederatedWorld", "Link", "MemberSpec", "Unreachable"]
+__all__ = ["FederatedWorld", "Link", "MemberSpec", "PodRun", "RunTracker", "Unreachable"]
 
 Obj = dict[str, Any]
 
@@ -148,6 +150,8 @@ class MemberSpec:
     cost: dict[str, Any] = field(default_factory=dict)
     taints: list[Obj] = field(default_factory=list)
     conf: SchedulerConf | None = None
+    #: runs a fence agent (``pumice up`` and ``pumice run`` members do)
+    fence: bool = True
 
 
 def cluster_object(spec: MemberSpec) -> Obj:
@@ -189,7 +193,7 @@ class FederatedWorld:
         cluster.apply(spec.objects)
         self.specs[spec.name] = spec
         self.clusters[spec.name] = cluster
-        self.fences[spec.name] = add_fence_agent(cluster)
+        self.fences[spec.name] = add_fence_agent(cluster) if spec.fence else None
         self.links[spec.name] = Link(spec.name, cluster.store)
 
     # --- the outside world -------------------------------------------------------------------------------
@@ -284,3 +288,98 @@ class FederatedWorld:
         self.host_plane.close()
         for cluster in self.clusters.values():
             cluster.close()
+
+
+@dataclass
+class PodRun:
+    """One pod of a federated job running in a member from ``start`` to ``end`` (None: still running)."""
+
+    member: str
+    job: tuple[str, str]
+    pod: tuple[str, str]
+    start: float
+    request: dict[str, float]
+    end: float | None = None
+    #: the member's Job the pod belongs to, and the host Job's dispatch number it was made for
+    copy: str = ""
+    dispatch: str = ""
+
+
+class RunTracker:
+    """Which host job runs where and when, read from the members' pods (watched), for reports and checks.
+
+    A pod runs while its phase is Running in a member that is alive; a killed member's pods stop at its death.
+    ``overlaps`` lists every instant a host job ran twice at once: pods of two of its dispatches running, or the
+    same copy (part) running in two members.
+    """
+
+    def __init__(self, world: FederatedWorld) -> None:
+        self.world = world
+        self.pods: dict[str, Mirror] = {}
+        self.jobs: dict[str, Mirror] = {}
+        for name, cluster in world.clusters.items():
+            self.pods[name] = Mirror(cluster.store, names.PODS)
+            self.jobs[name] = Mirror(cluster.store, names.JOBS, label_selector=f"{names.MANAGED_LABEL}=true")
+        self.open: dict[tuple[str, tuple[str, str]], PodRun] = {}
+        self.runs: list[PodRun] = []
+        self.overlaps: list[tuple[float, tuple[str, str], tuple[str, ...]]] = []
+        self._host_of: dict[tuple[str, tuple[str, str]], tuple[str, str]] = {}
+
+    def _host_job(self, member: str, namespace: str, job: str) -> tuple[tuple[str, str], str] | None:
+        """(host job, dispatch number) of a member's copy."""
+        found = self._host_of.get((member, (namespace, job)))
+        if found is not None:
+            return found
+        obj = self.jobs[member].get(namespace, job)
+        if obj is None:
+            return None
+        ann = (obj.get("metadata") or {}).get("annotations") or {}
+        ns, _, name = str(ann.get(names.PART_OF) or "").rpartition("/")
+        if not name:
+            return None
+        found = self._host_of[(member, (namespace, job))] = ((ns, name), str(ann.get(names.DISPATCH) or ""))
+        return found
+
+    def sync(self) -> None:
+        now = self.world.clock.now()
+        for member in self.pods:
+            dead = member in self.world.dead
+            self.jobs[member].drain()
+            if dead:
+                for key, run in list(self.open.items()):
+                    if key[0] == member:
+                        run.end = self.world.dead[member]
+                        del self.open[key]
+                continue
+            for d in self.pods[member].drain():
+                pod = d.new
+                key = (member, d.key)
+                running = pod is not None and (pod.get("status") or {}).get("phase") == "Running"
+                if running and key not in self.open:
+                    assert pod is not None
+                    labels = (pod.get("metadata") or {}).get("labels") or {}
+                    copy = str(labels.get("volcano.sh/job-name") or "")
+                    found = self._host_job(member, d.key[0], copy)
+                    if found is None:
+                        continue
+                    run = PodRun(member, found[0], d.key, now, pod_request(pod.get("spec") or {}), copy=copy,
+                                 dispatch=found[1])
+                    self.open[key] = run
+                    self.runs.append(run)
+                elif not running and key in self.open:
+                    self.open.pop(key).end = now
+        dispatches: dict[tuple[str, str], set[str]] = {}
+        copies: dict[tuple[tuple[str, str], str], set[str]] = {}
+        for (member, _), run in self.open.items():
+            dispatches.setdefault(run.job, set()).add(run.dispatch)
+            copies.setdefault((run.job, run.copy), set()).add(member)
+        for job, seen in dispatches.items():
+            if len(seen) > 1:
+                self.overlaps.append((now, job, tuple(sorted(seen))))
+        for (job, _), members in copies.items():
+            if len(members) > 1:
+                self.overlaps.append((now, job, tuple(sorted(members))))
+
+    def close(self) -> None:
+        for mirror in (*self.pods.values(), *self.jobs.values()):
+            mirror.close()

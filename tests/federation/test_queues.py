@@ -1,0 +1,66 @@
+"""Global queues: weights, capability and hierarchy apply to the federation's capacity as a whole."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from pumice.federation import names
+from pumice.sim.world import FederatedWorld, MemberSpec
+
+from .builders import JOBS, cluster_of, config, host_job, nodes, queue, vcjob
+
+
+def _placed(w: FederatedWorld, queue_name: str) -> list[str]:
+    jobs, _ = w.host.list(JOBS, "default")
+    return [str(cluster_of(w, j["metadata"]["name"])) for j in jobs
+            if j["spec"]["queue"] == queue_name and cluster_of(w, j["metadata"]["name"])]
+
+
+def test_weights_share_the_federation(make_world: Callable[..., FederatedWorld]) -> None:
+    w = make_world([MemberSpec("a", nodes("a", 4)), MemberSpec("b", nodes("b", 4))])  # 64 GPUs in all
+    w.apply([queue("big", 3), queue("small", 1)])
+    w.apply([vcjob(f"{q}-{i}", 1, queue=q, duration=None) for i in range(20) for q in ("big", "small")])
+    w.run_for(20)
+    big, small = _placed(w, "big"), _placed(w, "small")
+    assert (len(big), len(small)) == (6, 2)  # 48 and 16 GPUs: 3 to 1 of the federation
+    assert set(big) == {"a", "b"}  # one member alone could not give "big" its share
+    status = w.host.get(names.QUEUES, None, "big")["status"]
+    assert status["allocated"]["nvidia.com/gpu"] == "48"
+    waiting = host_job(w, "small-19")["status"]["state"]
+    assert waiting["reason"] == "QueueLimit" and "deserved" in waiting["message"]
+
+
+def test_a_queue_alone_uses_everything(make_world: Callable[..., FederatedWorld]) -> None:
+    w = make_world([MemberSpec("a", nodes("a", 4)), MemberSpec("b", nodes("b", 4))])
+    w.apply([queue("big", 3), queue("small", 1)])
+    w.apply([vcjob(f"small-{i}", 1, queue="small", duration=None) for i in range(10)])
+    w.run_for(20)
+    assert Counter(_placed(w, "small")) == {"a": 4, "b": 4}
+
+
+def test_capability_holds_across_members(make_world: Callable[..., FederatedWorld]) -> None:
+    w = make_world([MemberSpec("a", nodes("a", 4)), MemberSpec("b", nodes("b", 4))])
+    w.apply([queue("capped", 1, capability={"nvidia.com/gpu": "24"})])
+    w.apply([vcjob(f"c-{i}", 1, queue="capped", duration=None) for i in range(6)])
+    w.run_for(20)
+    assert len(_placed(w, "capped")) == 3
+    assert host_job(w, "c-5")["status"]["state"]["reason"] == "QueueLimit"
+
+
+def test_hierarchy_in_capacity_mode(make_world: Callable[..., FederatedWorld]) -> None:
+    w = make_world([MemberSpec("a", nodes("a", 4)), MemberSpec("b", nodes("b", 4))], config("queues: capacity\n"))
+    w.apply([queue("research", 1, capability={"nvidia.com/gpu": "32"}, deserved={"nvidia.com/gpu": "32"})])
+    w.apply([queue("nlp", 1, parent="research", deserved={"nvidia.com/gpu": "16"}),
+             queue("vision", 1, parent="research", deserved={"nvidia.com/gpu": "16"})])
+    w.apply([vcjob(f"nlp-{i}", 1, queue="nlp", duration=None) for i in range(6)])
+    w.run_for(10)
+    assert len(_placed(w, "nlp")) == 4  # elastic up to the parent's capability (32 GPUs)
+    w.apply([vcjob("vision-0", 1, queue="vision", duration=None)])
+    w.run_for(10)
+    assert _placed(w, "vision") == []
+    message = host_job(w, "vision-0")["status"]["state"]["message"]
+    assert message.startswith("queue research capability")
+    copies = w.clusters["a"].store.list(names.QUEUES)[0] + w.clusters["b"].store.list(names.QUEUES)[0]
+    nlp = [q for q in copies if q["metadata"]["name"] == "nlp"]
+    assert nlp and all(q["spec"]["parent"] == "research" and "deserved" not in q["spec"] for q in nlp)
