@@ -323,28 +323,29 @@ class RunTracker:
         self.open: dict[tuple[str, tuple[str, str]], PodRun] = {}
         self.runs: list[PodRun] = []
         self.overlaps: list[tuple[float, tuple[str, str], tuple[str, ...]]] = []
-        self._host_of: dict[tuple[str, tuple[str, str]], tuple[str, str]] = {}
+        #: (member, uid of a copy) -> (host job, dispatch number)
+        self._host_of: dict[tuple[str, str], tuple[tuple[str, str], str]] = {}
 
-    def _host_job(self, member: str, namespace: str, job: str) -> tuple[tuple[str, str], str] | None:
-        """(host job, dispatch number) of a member's copy."""
-        found = self._host_of.get((member, (namespace, job)))
-        if found is not None:
-            return found
-        obj = self.jobs[member].get(namespace, job)
-        if obj is None:
-            return None
-        ann = (obj.get("metadata") or {}).get("annotations") or {}
+    def _host_job(self, member: str, pod: Obj) -> tuple[tuple[str, str], str] | None:
+        """(host job, dispatch number) of the member's copy that owns ``pod``."""
+        owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+        uid = next((str(o.get("uid")) for o in owners if o.get("kind") == "Job"), "")
+        return self._host_of.get((member, uid))
+
+    def _on_copy(self, member: str, obj: Obj) -> None:
+        meta = obj.get("metadata") or {}
+        ann = meta.get("annotations") or {}
         ns, _, name = str(ann.get(names.PART_OF) or "").rpartition("/")
-        if not name:
-            return None
-        found = self._host_of[(member, (namespace, job))] = ((ns, name), str(ann.get(names.DISPATCH) or ""))
-        return found
+        if name:
+            self._host_of[(member, str(meta.get("uid")))] = ((ns, name), str(ann.get(names.DISPATCH) or ""))
 
     def sync(self) -> None:
         now = self.world.clock.now()
         for member in self.pods:
             dead = member in self.world.dead
-            self.jobs[member].drain()
+            for d in self.jobs[member].drain():
+                if d.new is not None:
+                    self._on_copy(member, d.new)
             if dead:
                 for key, run in list(self.open.items()):
                     if key[0] == member:
@@ -359,7 +360,7 @@ class RunTracker:
                     assert pod is not None
                     labels = (pod.get("metadata") or {}).get("labels") or {}
                     copy = str(labels.get("volcano.sh/job-name") or "")
-                    found = self._host_job(member, d.key[0], copy)
+                    found = self._host_job(member, pod)
                     if found is None:
                         continue
                     run = PodRun(member, found[0], d.key, now, pod_request(pod.get("spec") or {}), copy=copy,
