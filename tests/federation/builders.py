@@ -45,7 +45,8 @@ def hypernodes(prefix: str, node_names: list[str], leaf: int) -> list[Obj]:
         out.append({"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
                     "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": n}}}
                                                     for n in node_names[i:i + leaf]]}})
-    out.append({"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": f"{prefix}-spine"},
+    out.append({"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+                "metadata": {"name": f"{prefix}-spine"},
                 "spec": {"tier": 2, "members": [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}}
                                                 for n in leaves]}})
     return out

@@ -190,3 +190,18 @@ def test_federation_restart_loses_nothing(make_world: Callable[..., FederatedWor
     assert tracker.overlaps == []
     copies = member_jobs(w, "a") + member_jobs(w, "b")
     assert sorted(copies) == sorted(placed)
+
+
+def test_copy_that_does_not_start_goes_elsewhere(make_world: Callable[..., FederatedWorld]) -> None:
+    w = _two(make_world, "pendingTimeout: 30s\n")
+    # member a's own default queue admits no GPU job: copies there wait forever
+    w.clusters["a"].store.patch(names.QUEUES, None, "default", {"spec": {"capability": {"nvidia.com/gpu": "1"}}})
+    w.apply([vcjob("train", 1, duration=300)])
+    w.run_for(20)
+    assert cluster_of(w, "train") == "a"  # cheapest, and its nodes are free
+    w.run_for(30)
+    assert cluster_of(w, "train") == "b" and phase(w, "train") == "Running"
+    placement, _ = read_placement(host_job(w, "train")["metadata"]["annotations"])
+    assert placement.returned == ["a"] and placement.lost == 0 and member_jobs(w, "a") == []
+    reasons = {e["reason"] for e in w.host.list("events", "default")[0]}
+    assert "NotStarted" in reasons

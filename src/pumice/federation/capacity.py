@@ -38,6 +38,13 @@ def _ready(node: Mapping[str, Any]) -> bool:
     return True  # no Ready condition reported (a simulated node): taken as ready
 
 
+def _static(node: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What the federation reads of a node: labels, taints, schedulability, readiness, allocatable."""
+    spec = node.get("spec") or {}
+    return ((node.get("metadata") or {}).get("labels"), spec.get("taints"), bool(spec.get("unschedulable")),
+            _ready(node), (node.get("status") or {}).get("allocatable"))
+
+
 @dataclass
 class NodeIndex:
     """What ``HyperNodeTree.build`` reads of a node table: names, their index and labels."""
@@ -73,8 +80,9 @@ class MemberCapacity:
         self._hypernodes: dict[str, Obj] = {}
         #: pod key -> (node name, request) of every bound, unfinished pod
         self._bound: dict[tuple[str, str], tuple[str, dict[str, float]]] = {}
-        #: job key -> (node indices, per-node amounts (k x r), per-node pod counts) of reservations
-        self._reservations: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        #: job key -> (node names, amounts by resource name per node, pods per node): kept by name so that they
+        #: survive a rebuild of the columns
+        self._reservations: dict[str, tuple[list[str], list[dict[str, float]], list[float]]] = {}
         self._eligible: dict[str, np.ndarray] = {}
         self._dirty_nodes = False
         self._dirty_tree = False
@@ -85,12 +93,42 @@ class MemberCapacity:
 
     # --- events -----------------------------------------------------------------------------------------
     def on_node(self, old: Obj | None, new: Obj | None) -> None:
+        """A node changed. Only what the federation reads counts (a status heartbeat does not); a change of one
+        known node is applied to its row, anything else rebuilds the columns."""
         name = str(((new or old or {}).get("metadata") or {}).get("name") or "")
+        before = self._nodes.get(name)
         if new is None:
             self._nodes.pop(name, None)
-        else:
-            self._nodes[name] = new
-        self._dirty_nodes = True
+            self._dirty_nodes = True
+            return
+        self._nodes[name] = new
+        if before is not None and _static(before) == _static(new):
+            return
+        j = self.index.get(name)
+        alloc = (new.get("status") or {}).get("allocatable") or {}
+        if self._dirty_nodes or before is None or j is None or any(str(k) not in self.space.index and k != "pods"
+                                                                   for k in alloc):
+            self._dirty_nodes = True
+            return
+        grew = bool((self.space.vector(alloc) > self.alloc[j]).any()) or (_ready(new) and not self.usable[j])
+        self._set_row(j, new)
+        self._eligible.clear()
+        if (before.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels"):
+            self._dirty_tree = True  # HyperNode members may be chosen by label
+        self.static_version += 1
+        self.version += 1
+        if grew:
+            self.freed += 1
+
+    def _set_row(self, j: int, node: Obj) -> None:
+        labels = dict((node.get("metadata") or {}).get("labels") or {})
+        alloc = (node.get("status") or {}).get("allocatable") or {}
+        self.labels[j] = labels
+        self.taints[j] = list((node.get("spec") or {}).get("taints") or [])
+        self.models[j] = labels.get(self.gpu_model_label, "")
+        self.usable[j] = _ready(node) and not (node.get("spec") or {}).get("unschedulable")
+        self.alloc[j] = self.space.vector(alloc)
+        self.max_pods[j] = self.space_pods(alloc)
 
     def on_hypernode(self, old: Obj | None, new: Obj | None) -> None:
         name = str(((new or old or {}).get("metadata") or {}).get("name") or "")
@@ -148,24 +186,23 @@ class MemberCapacity:
         r = self.space.size
         self.names = [str(nd["metadata"]["name"]) for nd in nodes]
         self.index = {name: j for j, name in enumerate(self.names)}
-        self.labels = [dict((nd.get("metadata") or {}).get("labels") or {}) for nd in nodes]
-        self.taints = [list((nd.get("spec") or {}).get("taints") or []) for nd in nodes]
-        self.models = [lb.get(self.gpu_model_label, "") for lb in self.labels]
-        self.usable = np.array([_ready(nd) and not (nd.get("spec") or {}).get("unschedulable") for nd in nodes],
-                               dtype=bool)
-        self.alloc = np.zeros((len(nodes), r))
-        self.max_pods = np.zeros(len(nodes))
+        n = len(nodes)
+        self.labels = [{} for _ in range(n)]
+        self.taints = [[] for _ in range(n)]
+        self.models = [""] * n
+        self.usable = np.zeros(n, dtype=bool)
+        self.alloc = np.zeros((n, r))
+        self.max_pods = np.zeros(n)
         for j, nd in enumerate(nodes):
-            alloc = (nd.get("status") or {}).get("allocatable") or {}
-            self.alloc[j] = self.space.vector(alloc)
-            self.max_pods[j] = self.space_pods(alloc)
-        self.used = np.zeros((len(nodes), r))
-        self.pods = np.zeros(len(nodes))
+            self._set_row(j, nd)
+        self.used = np.zeros((n, r))
+        self.pods = np.zeros(n)
         for contribution in self._bound.values():
             self._add(contribution, 1.0)
-        self.reserved = np.zeros((len(nodes), r))
-        self.reserved_pods = np.zeros(len(nodes))
-        self._reservations.clear()  # node indices moved: the next cycle reserves afresh from what it sees
+        self.reserved = np.zeros((n, r))
+        self.reserved_pods = np.zeros(n)
+        for held in self._reservations.values():
+            self._hold(held, 1.0)
         self._eligible.clear()
         self._dirty_tree = True
         self.static_version += 1
@@ -233,18 +270,30 @@ class MemberCapacity:
     def reserve(self, job: str, nodes: np.ndarray, amounts: np.ndarray, pods: np.ndarray) -> None:
         """Hold ``amounts`` (k x r) and ``pods`` (k) on ``nodes`` (k indices) for ``job`` until released."""
         self.release(job)
-        self._reservations[job] = (nodes, amounts, pods)
-        np.add.at(self.reserved, nodes, amounts)
-        np.add.at(self.reserved_pods, nodes, pods)
+        names = self.space.names
+        held = ([self.names[int(j)] for j in nodes],
+                [{names[d]: float(v) for d, v in enumerate(row) if v} for row in amounts.tolist()],
+                [float(p) for p in pods.tolist()])
+        self._reservations[job] = held
+        self._hold(held, 1.0)
         self.version += 1
+
+    def _hold(self, held: tuple[list[str], list[dict[str, float]], list[float]], sign: float) -> None:
+        for node, amounts, pods in zip(*held, strict=True):
+            j = self.index.get(node)
+            if j is None:
+                continue
+            for name, value in amounts.items():
+                d = self.space.index.get(name)
+                if d is not None:
+                    self.reserved[j, d] += sign * value
+            self.reserved_pods[j] += sign * pods
 
     def release(self, job: str) -> bool:
         held = self._reservations.pop(job, None)
         if held is None:
             return False
-        nodes, amounts, pods = held
-        np.subtract.at(self.reserved, nodes, amounts)
-        np.subtract.at(self.reserved_pods, nodes, pods)
+        self._hold(held, -1.0)
         self.version += 1
         self.freed += 1
         return True

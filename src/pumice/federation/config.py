@@ -37,6 +37,7 @@ redispatch: failover
 unfenced: wait
 maxRedispatches: 3
 reservationTimeout: 5m
+pendingTimeout: 10m
 queues: proportion
 split:
   maxParts: 4
@@ -55,7 +56,7 @@ tiers:
 """
 
 _TOP_KEYS = {"dispatchPeriod", "probePeriod", "gracePeriod", "leaseDuration", "redispatch", "unfenced",
-             "maxRedispatches", "reservationTimeout", "queues", "split", "tiers", "gpuModelLabel"}
+             "maxRedispatches", "reservationTimeout", "pendingTimeout", "queues", "split", "tiers", "gpuModelLabel"}
 _PLUGIN_KEYS = {"name", "enableFilter", "enableScore", "arguments"}
 
 
@@ -83,6 +84,9 @@ class FederationConfig:
     unfenced: str = "wait"
     max_redispatches: int = 3
     reservation_timeout: float = 300.0
+    #: A copy that has not started in its member after this long is taken back and dispatched elsewhere
+    #: (0: never).
+    pending_timeout: float = 600.0
     #: ``proportion`` (weights, flat, Volcano's default) or ``capacity`` (deserved/capability, hierarchy).
     queues: str = "proportion"
     max_parts: int = 4
@@ -143,6 +147,8 @@ def parse_config(text: str, *, source: str = "federation configuration",
     cfg.grace_period = _seconds(data, "gracePeriod", cfg.grace_period, source)
     cfg.lease_duration = _seconds(data, "leaseDuration", cfg.lease_duration, source)
     cfg.reservation_timeout = _seconds(data, "reservationTimeout", cfg.reservation_timeout, source)
+    cfg.pending_timeout = 0.0 if data.get("pendingTimeout") in (0, "0") else _seconds(
+        data, "pendingTimeout", cfg.pending_timeout, source)
     if cfg.grace_period <= cfg.lease_duration:
         raise _error(source, "gracePeriod", f"must be longer than leaseDuration ({cfg.lease_duration:g}s): a "
                                             "member must have fenced its jobs before they run elsewhere")

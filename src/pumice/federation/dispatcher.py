@@ -13,6 +13,7 @@ A job that fitted nowhere is not evaluated again until some member has room it d
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ import numpy as np
 
 from .choice import Choice
 from .demand import JobDemand
-from .placement import Part, Placement
+from .placement import Part
 from .propagate import PropagationError
 from .queues import GlobalQueues, amounts
 from .records import JobRecord
@@ -143,13 +144,16 @@ class Dispatcher:
     def _place(self, record: JobRecord, demand: JobDemand, choice: Choice) -> bool:
         fed = self.fed
         refused: list[str] = []
-        for view in choice.ranked:
+        avoid = set(record.placement.returned[-3:])  # members that did not start it lately: others first
+        ranked = [v for v in choice.ranked if v.name not in avoid] + [v for v in choice.ranked if v.name in avoid]
+        for view in ranked:
             member = fed.members.get(view.name)
             if member is None:
                 continue
             placement = choice.placement(view)
-            plan = Placement(record.placement.dispatch + 1, [Part(view.name, demand.name)],
-                             list(record.placement.history))
+            plan = dataclasses.replace(record.placement, dispatch=record.placement.dispatch + 1,
+                                       parts=[Part(view.name, demand.name)], moving="", kind="",
+                                       at=fed.clock.now())
             detail = ""
             if placement is not None and placement.hypernode:
                 detail = f" (HyperNode {placement.hypernode}, tier {placement.tier})"

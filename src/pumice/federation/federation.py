@@ -39,6 +39,7 @@ from .config import FederationConfig, default_config
 from .demand import JobDemand, timestamp
 from .dispatcher import Dispatcher
 from .fit import Placement as Fitted
+from .fit import spread_gang
 from .members import Connector, Member
 from .placement import Placement
 from .propagate import PropagationError, create_part, delete_part
@@ -333,14 +334,18 @@ class Federation:
                     deleted = delete_part(member.store(), record.key[0], name)
                     if deleted is not None:
                         member.forget(deleted)
-            self.write_placement(record, Placement(previous.dispatch, [], list(previous.history)))
+            self.write_placement(record, previous)
             raise
         now = self.clock.now()
         key = self._reservation_key(record)
         for cluster, fitted in placements.items():
-            if fitted is not None and len(fitted.nodes):
-                self.members[cluster].capacity.reserve(key, fitted.nodes, fitted.amounts, fitted.pods)
-                record.reserved[cluster] = now
+            if fitted is None or not len(fitted.nodes):
+                continue
+            member = self.members[cluster]
+            cautious = self._cautious(member, record, plan, cluster, fitted)
+            held = cautious if cautious is not None else fitted
+            member.capacity.reserve(key, held.nodes, held.amounts, held.pods)
+            record.reserved[cluster] = now
         record.nofit = None
         group = record.demand(self.priorities()).spread_group
         if group:
@@ -348,6 +353,22 @@ class Federation:
                 self.members[cluster].view.groups[group] += 1
         self.wait(record, "Dispatched", message)
         self.event(record, "Normal", "Dispatched", message)
+
+    def _cautious(self, member: Member, record: JobRecord, plan: Placement, cluster: str,
+                  fitted: Fitted) -> Fitted | None:
+        """The reservation to hold: the gang spread worst-fit (in the chosen HyperNode, if any), see ``spread_gang``."""
+        demand = record.demand(self.priorities())
+        tasks = next((p.tasks for p in plan.parts if p.cluster == cluster), None)
+        if tasks is not None:
+            from .split import sub_demand
+
+            demand = sub_demand(demand, [t for t in demand.tasks if t.name in set(tasks)])
+        subset = None
+        tree = member.capacity.tree
+        if fitted.hypernode and tree is not None and fitted.hypernode in tree.infos:
+            subset = tree.infos[fitted.hypernode].nodes
+        room, pods = member.view.free()
+        return spread_gang(member.capacity, demand, room, pods, subset)
 
     @staticmethod
     def _reservation_key(record: JobRecord) -> str:

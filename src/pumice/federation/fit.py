@@ -18,7 +18,7 @@ from pumice.scheduler.resources import EPS
 from .capacity import MemberCapacity
 from .demand import JobDemand, TaskDemand
 
-__all__ = ["Fit", "Placement", "fit_gang", "fit_topology", "tier_limit"]
+__all__ = ["Fit", "Placement", "fit_gang", "fit_topology", "spread_gang", "tier_limit"]
 
 
 @dataclass
@@ -148,3 +148,41 @@ def fit_topology(cap: MemberCapacity, job: JobDemand, room: np.ndarray, pods: np
     checked = f"{tried} HyperNodes with room checked" if tried else "no HyperNode has room in total"
     return Fit(False, f"the gang ({cap.space.describe(need)}) fits in no HyperNode of tier <= {limit} "
                       f"({checked}{best_block})")
+
+
+def spread_gang(cap: MemberCapacity, job: JobDemand, room: np.ndarray, pods: np.ndarray,
+                subset: np.ndarray | None = None) -> Placement | None:
+    """The gang placed pod by pod on the node with the most room for it (worst fit): what the federation
+    reserves for a job in flight, the member's scheduler not having placed it yet.
+
+    The member may put those pods anywhere they fit; assuming they go where they leave the least room for large
+    pods is the cautious guess, so that a gang dispatched after them still fits when the member's scheduler
+    spreads the earlier ones. None when the gang cannot be placed that way.
+    """
+    if subset is None:
+        subset = np.arange(len(cap.names))
+    free = room[subset].copy()
+    free_pods = pods[subset].copy()
+    chosen: list[int] = []
+    amounts: list[np.ndarray] = []
+    for task in job.tasks:
+        if task.gang <= 0:
+            continue
+        vec = cap.vector(task.request)
+        if vec is None:
+            return None
+        mask = cap.eligible(task)[subset]
+        dims = vec > 0
+        for _ in range(task.gang):
+            per = np.floor((free[:, dims] + EPS) / vec[dims]).min(axis=1) if dims.any() else free_pods.copy()
+            per = np.where(mask & (free_pods >= 1 - EPS), per, 0.0)
+            j = int(np.argmax(per))
+            if per[j] < 1:
+                return None
+            free[j] -= vec
+            free_pods[j] -= 1
+            chosen.append(int(subset[j]))
+            amounts.append(vec)
+    if not chosen:
+        return Placement(np.zeros(0, np.int64), np.zeros((0, cap.space.size)), np.zeros(0))
+    return Placement(np.array(chosen, dtype=np.int64), np.array(amounts), np.ones(len(chosen)))

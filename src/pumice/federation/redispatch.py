@@ -18,12 +18,12 @@ after ``maxRedispatches`` moves it fails instead.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from pumice.scheduler.plugins.matching import untolerated
 from pumice.store import StoreError
 
-from .placement import Placement
 from .propagate import delete_part
 from .records import JobRecord
 
@@ -33,25 +33,40 @@ if TYPE_CHECKING:
 __all__ = ["check_members_lost"]
 
 
-def _problem(fed: Federation, record: JobRecord, cluster: str, name: str) -> str:
-    """Why ``record``'s part in ``cluster`` must be taken back ("" if it may stay)."""
+def _problem(fed: Federation, record: JobRecord, cluster: str, name: str) -> tuple[str, str]:
+    """Why ``record``'s part in ``cluster`` must be taken back, and the kind (``lost``/``unstarted``); ("", "")
+    if it may stay."""
     member = fed.members.get(cluster)
     now = fed.clock.now()
     if member is None or member.deleted:
-        return f"cluster {cluster} was removed from the federation"
+        return f"cluster {cluster} was removed from the federation", "lost"
     if not member.reachable:
         since = member.unreachable_since if member.unreachable_since is not None else fed.started
         if now - since >= fed.config.grace_period:
-            return f"cluster {cluster} has been unreachable for {now - since:.0f}s ({member.error or 'no answer'})"
-        return ""
+            why = member.error or "no answer"
+            return f"cluster {cluster} has been unreachable for {now - since:.0f}s ({why})", "lost"
+        return "", ""
     ns = record.key[0]
-    if member.job(ns, name) is None:
-        return f"its copy in cluster {cluster} is gone"
+    copy = member.job(ns, name)
+    if copy is None:
+        return f"its copy in cluster {cluster} is gone", "lost"
     demand = record.demand(fed.priorities())
     bad = untolerated(member.view.taints, list(demand.tolerations), ("NoExecute",))
     if bad:
-        return f"cluster {cluster} has taint {bad[0].get('key')}:NoExecute the job does not tolerate"
-    return ""
+        return f"cluster {cluster} has taint {bad[0].get('key')}:NoExecute the job does not tolerate", "lost"
+    timeout = fed.config.pending_timeout
+    placed_at = record.placement.at
+    if timeout and placed_at and now - placed_at >= timeout and _unstarted(copy):
+        return (f"it waited {now - placed_at:.0f}s in cluster {cluster} without starting "
+                f"(pendingTimeout {timeout:g}s)"), "unstarted"
+    return "", ""
+
+
+def _unstarted(copy: dict) -> bool:
+    status = copy.get("status") or {}
+    phase = str((status.get("state") or {}).get("phase") or "Pending")
+    started = sum(int(status.get(k) or 0) for k in ("running", "succeeded", "failed"))
+    return phase == "Pending" and started < int(status.get("minAvailable") or 1)
 
 
 def _taken_back(fed: Federation, record: JobRecord, cluster: str, name: str) -> bool:
@@ -91,14 +106,14 @@ def check_members_lost(fed: Federation) -> bool:
         placement = record.placement
         if not placement.placed or record.terminal or record.deleting or record.problem:
             continue
-        reason = ""
+        reason, kind = "", ""
         for part in placement.parts:
-            reason = _problem(fed, record, part.cluster, part.name)
+            reason, kind = _problem(fed, record, part.cluster, part.name)
             if reason:
                 break
         if placement.moving and not reason and _intact(fed, record):
             # every member answers again with every copy in place, before any was stopped: it stays
-            fed.write_placement(record, Placement(placement.dispatch, list(placement.parts), list(placement.history)))
+            fed.write_placement(record, dataclasses.replace(placement, moving="", kind=""))
             fed.event(record, "Normal", "ClusterBack", "its clusters answer again: the job stays where it runs")
             fed.refresh_status(record)
             wrote = True
@@ -108,22 +123,26 @@ def check_members_lost(fed: Federation) -> bool:
         reason = placement.moving or reason
         if not placement.moving:
             demand = record.demand(fed.priorities())
-            if fed.config.redispatch == "none" or not demand.redispatch:
+            if kind == "lost" and (fed.config.redispatch == "none" or not demand.redispatch):
                 why = "redispatch is off" if demand.redispatch else "the job says redispatch: never"
                 wrote |= fed.wait(record, "ClusterLost", f"{reason}; it stays there ({why})",
                                   phase=record.phase or "Pending")
                 continue
-            moving = Placement(placement.dispatch, list(placement.parts), list(placement.history), reason)
-            fed.write_placement(record, moving)
-            fed.event(record, "Warning", "ClusterLost", f"{reason}: taking the job back to run it elsewhere")
+            fed.write_placement(record, dataclasses.replace(placement, moving=reason, kind=kind))
+            what = "ClusterLost" if kind == "lost" else "NotStarted"
+            fed.event(record, "Warning", what, f"{reason}: taking the job back to run it elsewhere")
             wrote = True
         if all([_taken_back(fed, record, p.cluster, p.name) for p in placement.parts]):  # act on every part
-            history = [*placement.history, *[p.cluster for p in placement.parts]]
+            clusters = [p.cluster for p in placement.parts]
+            unstarted = record.placement.kind == "unstarted"
             fed.release(record)
-            fed.write_placement(record, Placement(placement.dispatch, [], history))
-            moves = len(history)
-            if moves > fed.config.max_redispatches:
-                fed.wait(record, "TooManyRedispatches", f"{reason}; taken back {moves} times "
+            after = dataclasses.replace(record.placement, parts=[], moving="", kind="",
+                                        history=[*placement.history, *clusters],
+                                        lost=placement.lost + (0 if unstarted else 1),
+                                        returned=[*placement.returned, *clusters] if unstarted else placement.returned)
+            fed.write_placement(record, after)
+            if after.lost > fed.config.max_redispatches:
+                fed.wait(record, "TooManyRedispatches", f"{reason}; taken back {after.lost} times "
                                                         f"(maxRedispatches {fed.config.max_redispatches})",
                          phase="Failed")
             else:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .demand import JobDemand, TaskDemand
 from .fit import Placement as Fitted
-from .placement import Part, Placement
+from .placement import Part
 from .propagate import PropagationError
 from .records import JobRecord
 from .view import MemberView
@@ -106,7 +106,8 @@ def split_job(fed: Federation, record: JobRecord, demand: JobDemand, views: list
     else:
         parts = [Part(cluster, f"{demand.name}-{cluster}", [t.name for t in tasks])
                  for cluster, tasks in sorted(assigned.items())]
-    plan = Placement(record.placement.dispatch + 1, parts, list(record.placement.history))
+    plan = dataclasses.replace(record.placement, dispatch=record.placement.dispatch + 1, parts=parts, moving="",
+                               kind="", at=fed.clock.now())
     gang = {t.name: t.gang for t in demand.tasks}
     where = ", ".join(f"{p.cluster} ({', '.join(p.tasks or [])})" for p in parts)
     message = f"split by task over {len(parts)} clusters: {where}" if len(parts) > 1 else f"sent to {parts[0].cluster}"
