@@ -38,6 +38,8 @@ class EventRecorder:
         self.clock: Clock = clock or WallClock()
         self._seen: OrderedDict[tuple[str, str, str, str], tuple[str, str, int]] = OrderedDict()
         self._serial = 0
+        # events are built here for the call and their results unread: no copy either way
+        self._handed: dict[str, Any] = {"copy": False, "owned": True}
 
     def event(self, obj: Mapping[str, Any], type: EventType, reason: str, message: str) -> None:
         """Record that ``reason: message`` happened to ``obj`` (a wire-form object with kind and metadata)."""
@@ -56,7 +58,7 @@ class EventRecorder:
     def _fold(self, key: tuple[str, str, str, str], folded: tuple[str, str, int], now: str) -> bool:
         namespace, name, count = folded
         try:
-            self.store.patch(EVENTS, namespace, name, {"count": count + 1, "lastTimestamp": now})
+            self.store.patch(EVENTS, namespace, name, {"count": count + 1, "lastTimestamp": now}, **self._handed)
         except NotFound:
             del self._seen[key]
             return False
@@ -91,7 +93,7 @@ class EventRecorder:
             "lastTimestamp": now,
             "count": 1,
         }
-        self.store.create(EVENTS, event)
+        self.store.create(EVENTS, event, **self._handed)
         self._seen[key] = (namespace, name, 1)
         if len(self._seen) > _REMEMBERED:
             self._seen.popitem(last=False)

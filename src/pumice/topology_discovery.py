@@ -219,7 +219,7 @@ def discover_hypernodes(nodes: Iterable[dict[str, Any]], config: Any) -> list[di
                                                         "labels": {key: value}, "members": {}})
                 entry["members"][member] = member_kind
                 member, member_kind = name, "HyperNode"
-    out = []
+    out: list[dict[str, Any]] = []
     for entry in found.values():
         out.append({
             "apiVersion": API_VERSION,

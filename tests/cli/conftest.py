@@ -1,7 +1,7 @@
 """Real API servers on loopback for the CLI tests.
 
-* ``pumice``: pumice's own (``pumice.server`` over a MemoryStore), always when the module exists;
-* ``kube-1.20``: a real kube-apiserver v1.20 with Volcano's CRDs, when its binaries were built
+* ``pumice``: pumice's own (``pumice.server`` over a MemoryStore), always;
+* ``kube-1.20``: a real kube-apiserver v1.20 with Volcano's CRDs (``pumice crds``), when its binaries were built
   (``../shared/tools/kube-1.20/build.sh``) — the same commands must work against a real cluster.
 
 No mocks: the commands run in-process (Typer's CliRunner) and talk HTTP to the server, with a
@@ -10,7 +10,6 @@ bearer token from a kubeconfig, exactly as against ``pumice up`` or a Kubernetes
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import subprocess
@@ -18,16 +17,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from pumice.api.schema import crds
 from pumice.cli.main import app
 from pumice.client import ApiError, KubeClient, load_config
 from tests.conftest import SHARED
 
-HAVE_SERVER = importlib.util.find_spec("pumice.server") is not None
 KUBE120_BIN = Path(os.environ.get("KUBE120_HOME", Path.home() / ".cache" / "kube-1.20.2")) / "bin"
 KUBE120_TOOLS = SHARED / "tools" / "kube-1.20"
 HAVE_KUBE120 = (KUBE120_BIN / "kube-apiserver").is_file() and (KUBE120_TOOLS / "start.sh").is_file()
@@ -57,8 +55,6 @@ def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 
 def _pumice_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    if not HAVE_SERVER:
-        pytest.skip("pumice.server (the API server of `pumice up`) does not exist yet")
     from pumice.server import ServerThread, create_app, ensure_certificates, write_kubeconfig
     from pumice.store import MemoryStore
 
@@ -103,33 +99,8 @@ def _free_ports(n: int) -> list[int]:
     raise RuntimeError("no free ports")
 
 
-def _crd(group: str, version: str, kind: str, plural: str, namespaced: bool, short: list[str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced" if namespaced else "Cluster",
-            "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "shortNames": short,
-                      "listKind": f"{kind}List"},
-            "versions": [{
-                "name": version, "served": True, "storage": True,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                "subresources": {"status": {}} if kind != "Command" else {},
-            }],
-        },
-    }
-
-
-#: Volcano's CRDs, schema-less (the tests are about the CLI, not validation).
-VOLCANO_CRDS = [
-    _crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", True, ["vcjob", "vj"]),
-    _crd("bus.volcano.sh", "v1alpha1", "Command", "commands", True, []),
-    _crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", True, ["pg", "podgroup-v1beta1"]),
-    _crd("scheduling.volcano.sh", "v1beta1", "Queue", "queues", False, ["q", "queue-v1beta1"]),
-    _crd("topology.volcano.sh", "v1alpha1", "HyperNode", "hypernodes", False, ["hn"]),
-]
+#: Volcano's CRDs as ``pumice crds`` prints them: the CLI's writes must pass their schemas, as on a user's cluster.
+VOLCANO_CRDS = crds()
 
 
 def install_volcano_crds(kc: KubeClient, timeout: float = 30.0) -> None:

@@ -92,14 +92,14 @@ def test_crud_selectors_and_merge_patch(cluster: Cluster) -> None:
     kc = cluster.client
     for name, team in (("cq-a", "x"), ("cq-b", "y")):
         kc.create(QUEUES, {"metadata": {"name": name, "labels": {"team": team}},
-                           "spec": {"weight": 1, "capability": {"cpu": "4"}, "extra": {"kept": True}}})
+                           "spec": {"weight": 1, "capability": {"cpu": "4"}, "type": "kept"}})
     assert [q["metadata"]["name"] for q in kc.list(QUEUES, label_selector="team=x")] == ["cq-a"]
     assert all(q["kind"] == "Queue" and q["apiVersion"] == "scheduling.volcano.sh/v1beta1"
                for q in kc.list(QUEUES))
     patched = kc.patch(QUEUES, "cq-a", {"spec": {"weight": 9, "capability": {"memory": "1Gi"}}})
     assert patched["spec"]["weight"] == 9
     assert patched["spec"]["capability"] == {"cpu": "4", "memory": "1Gi"}  # merged, not replaced
-    assert patched["spec"]["extra"] == {"kept": True}  # unknown fields survive
+    assert patched["spec"]["type"] == "kept"  # fields the patch does not name survive
     with pytest.raises(ApiError) as info:
         kc.create(QUEUES, {"metadata": {"name": "cq-a"}, "spec": {"weight": 1}})
     assert info.value.code == 409 and info.value.reason == "AlreadyExists"

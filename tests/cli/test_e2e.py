@@ -14,7 +14,6 @@ import pytest
 from typer.testing import CliRunner
 
 from pumice.cli.main import app
-from tests.cli.conftest import HAVE_SERVER
 
 NODES = """\
 apiVersion: v1
@@ -43,12 +42,7 @@ class Live:
 
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Live]:
-    if not HAVE_SERVER:
-        pytest.skip("pumice.server (the API server of `pumice up`) does not exist yet")
-    from pumice.runtime import HAVE_CONTROLLERS, Cluster
-
-    if not HAVE_CONTROLLERS:
-        pytest.skip("pumice.controllers (the job controller) does not exist yet")
+    from pumice.runtime import Cluster
     from pumice.server import ServerThread, create_app, write_kubeconfig
 
     cluster = Cluster()

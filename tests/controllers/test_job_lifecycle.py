@@ -133,16 +133,18 @@ def test_plugins_env_svc_ssh_decorate_pods() -> None:
     c.apply([body])
     c.run_until(lambda: len(c.pods("mpi")) == 2)
     pod = next(p for p in c.pods("mpi") if p["metadata"]["name"] == "mpi-main-1")
-    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
-    assert env["VK_TASK_INDEX"] == "1" and env["VC_TASK_INDEX"] == "1"
-    assert env["VC_MAIN_HOSTS"] == "mpi-main-0.mpi,mpi-main-1.mpi" and env["VC_MAIN_NUM"] == "2"
+    env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
+    assert env["VK_TASK_INDEX"]["value"] == "1" and env["VC_TASK_INDEX"]["value"] == "1"
+    # as Volcano: the host lists are references into the job's ConfigMap
+    assert env["VC_MAIN_HOSTS"]["valueFrom"] == {"configMapKeyRef": {"name": "mpi-svc", "key": "VC_MAIN_HOSTS"}}
+    hosts = c.store.get("configmaps", "default", "mpi-svc")["data"]
+    assert hosts["VC_MAIN_HOSTS"] == "mpi-main-0.mpi,mpi-main-1.mpi" and hosts["VC_MAIN_NUM"] == "2"
+    assert hosts["main.host"] == "mpi-main-0.mpi\nmpi-main-1.mpi"
     assert pod["spec"]["hostname"] == "mpi-main-1" and pod["spec"]["subdomain"] == "mpi"
     mounts = {m["mountPath"] for m in pod["spec"]["containers"][0]["volumeMounts"]}
     assert mounts == {"/etc/volcano", "/root/.ssh"}
     svc = c.store.get("services", "default", "mpi")
-    assert svc["spec"]["clusterIP"] == "None"
-    hosts = c.store.get("configmaps", "default", "mpi-svc")["data"]
-    assert hosts["main.host"] == "mpi-main-0.mpi\nmpi-main-1.mpi"
+    assert svc["spec"]["clusterIP"] == "None" and "ports" not in svc["spec"]
     secret = c.store.get("secrets", "default", "mpi-ssh")["data"]
     assert set(secret) == {"id_rsa", "id_rsa.pub", "authorized_keys", "config"}
     assert base64.b64decode(secret["authorized_keys"]) == base64.b64decode(secret["id_rsa.pub"])

@@ -121,6 +121,7 @@ def test_login_and_every_page(page: Any, live: Live) -> None:
     expect(spine).to_contain_text("tier 2")
     expect(page.locator('.hypernode[data-hypernode="rack-0"]')).to_contain_text("8 used")
     expect(page.locator('.hypernode[data-hypernode="rack-1"] .chip[data-node="gpu-3"]')).to_be_visible()
+    expect(page.locator("#topology-error")).to_have_count(0)  # a tree the scheduler accepts
     shot(page, "topology")
 
     page.click("#nav a[data-page=jobs]")
@@ -162,8 +163,6 @@ spec:
 
 
 def test_submit_a_job_and_watch_it_run(page: Any, live: Live) -> None:
-    from pumice.runtime import HAVE_CONTROLLERS
-
     page.click("#nav a[data-page=jobs]")
     page.click("#submit-toggle")
     expect(page.locator("#yaml")).to_be_visible()
@@ -180,7 +179,7 @@ def test_submit_a_job_and_watch_it_run(page: Any, live: Live) -> None:
     expect(message).to_contain_text("manifest")
     expect(message).to_have_class(re.compile(r"\berror\b"))
 
-    name, manifest = _manifest(HAVE_CONTROLLERS and live.cluster is not None
+    name, manifest = _manifest(live.cluster is not None
                                and getattr(live.cluster, "controllers", None) is not None)
     page.fill("#yaml", manifest)
     page.click("#apply-btn")
@@ -202,3 +201,23 @@ def test_submit_a_job_and_watch_it_run(page: Any, live: Live) -> None:
     shot(page, "job-detail")
     page.click("#nav a[data-page=overview]")
     expect(page.locator("#card-complete-rate .sub")).to_contain_text(re.compile(r"[1-9]\d* completed"))
+
+
+def test_a_jobflow_in_the_jobs_view(page: Any, live: Live) -> None:
+    if live.cluster is None or getattr(live.cluster, "controllers", None) is None:
+        pytest.skip("no runtime cluster with controllers: the flow cannot run")
+    manifest = (Path(__file__).resolve().parents[2] / "examples" / "jobs" / "70-jobflow.yaml").read_text()
+    page.click("#nav a[data-page=jobs]")
+    page.click("#submit-toggle")
+    page.fill("#yaml", manifest)
+    page.click("#apply-btn")
+    expect(page.locator("#apply-msg")).to_contain_text("pipeline")
+    flow = page.locator('#jobflows tr.flow-row[data-key="default/pipeline"]')
+    expect(flow).to_be_visible()
+    expect(flow.locator('.flow-step[data-template="prepare"] a')).to_be_visible(timeout=30_000)
+    expect(flow.locator(".phase")).to_have_text("Succeed", timeout=60_000)
+    expect(flow.locator(".flow-step .badge", has_text="Completed")).to_have_count(3)
+    shot(page, "jobflow")
+    flow.locator('.flow-step[data-template="train"] a').click()
+    expect(page.locator("#job-name")).to_have_text("default/pipeline-train")
+    expect(page.locator("#job-flow")).to_have_text("pipeline")

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from pumice.dashboard import ApplyError, StoreMirror, apply_manifest, data
+from pumice.dashboard import ApplyError, StoreMirror, apply_manifest, pages
 from pumice.store import MemoryStore, StoreError
 
 from .live import SEED
@@ -32,16 +32,16 @@ def _run(store: MemoryStore, name: str, node: str, phase: str = "Running") -> No
 
 
 def test_resources_and_requests() -> None:
-    assert data.parse_resources({"cpu": "500m", "memory": "1Gi", "nvidia.com/gpu": "2", "amd.com/gpu": 1,
+    assert pages.parse_resources({"cpu": "500m", "memory": "1Gi", "nvidia.com/gpu": "2", "amd.com/gpu": 1,
                                  "example.com/foo": "3", "bad": "x"}) == {"cpu": 0.5, "memory": 2**30, "gpu": 3}
     pod = {"spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}},
                                    {"resources": {"requests": {"cpu": "2"}}}],
                     "initContainers": [{"resources": {"requests": {"cpu": "4", "memory": "1Mi"}}}]}}
-    assert data.pod_requests(pod) == {"cpu": 4.0, "memory": 2**20, "pods": 1.0}
+    assert pages.pod_requests(pod) == {"cpu": 4.0, "memory": 2**20, "pods": 1.0}
 
 
 def test_overview_counts_and_usage(store: MemoryStore) -> None:
-    out = data.overview(store)
+    out = pages.overview(store)
     assert out["jobs"]["total"] == 2 and out["alert"] == "Jobs Pending"
     memory = 4 * 256 * 2**30 + 128 * 2**30
     assert out["cluster"]["allocatable"] == {"cpu": 192, "memory": memory, "gpu": 32, "pods": 550}
@@ -49,7 +49,7 @@ def test_overview_counts_and_usage(store: MemoryStore) -> None:
     _run(store, "train-llm-0", "gpu-0")
     _run(store, "train-llm-1", "gpu-1")
     store.patch(PGS, "default", "train-llm", {"status": {"phase": "Running"}}, subresource="status")
-    out = data.overview(store)
+    out = pages.overview(store)
     assert out["alert"] == "Jobs Running"
     assert out["pods"]["running"] == 2
     assert out["cluster"]["used"]["gpu"] == 8 and out["cluster"]["used"]["cpu"] == 16
@@ -57,14 +57,14 @@ def test_overview_counts_and_usage(store: MemoryStore) -> None:
     store.patch(PGS, "default", "train-llm", {"status": {"phase": "Completed"}}, subresource="status")
     for i in range(2):
         store.patch(PODS, "default", f"train-llm-{i}", {"status": {"phase": "Succeeded"}}, subresource="status")
-    out = data.overview(store)
+    out = pages.overview(store)
     assert out["completionRate"] == 0.5 and out["cluster"]["used"]["gpu"] == 0
     assert [q["name"] for q in out["queues"]] == ["root", "default", "research"]
 
 
 def test_queue_tree_limits_and_allocation(store: MemoryStore) -> None:
     _run(store, "train-llm-0", "gpu-0")
-    roots = data.queues(store)["items"]
+    roots = pages.queues(store)["items"]
     assert [r["name"] for r in roots] == ["root"]
     children = {c["name"]: c for c in roots[0]["children"]}
     research = children["research"]
@@ -76,14 +76,14 @@ def test_queue_tree_limits_and_allocation(store: MemoryStore) -> None:
     assert roots[0]["allocated"]["gpu"] == 4  # a parent sums its children
     store.patch("queues.scheduling.volcano.sh", None, "research",
                 {"status": {"allocated": {"cpu": "8", "nvidia.com/gpu": "4"}}}, subresource="status")
-    research = next(c for c in data.queues(store)["items"][0]["children"] if c["name"] == "research")
+    research = next(c for c in pages.queues(store)["items"][0]["children"] if c["name"] == "research")
     assert research["allocated"]["cpu"] == 8  # the scheduler's word wins when written
 
 
 def test_topology_tree_gpus(store: MemoryStore) -> None:
     _run(store, "train-llm-0", "gpu-0")
     _run(store, "train-llm-1", "gpu-3")
-    out = data.topology(store)
+    out = pages.topology(store)
     assert [h["name"] for h in out["items"]] == ["spine-0"]
     spine = out["items"][0]
     assert spine["tier"] == 2 and spine["nodeCount"] == 4
@@ -94,7 +94,7 @@ def test_topology_tree_gpus(store: MemoryStore) -> None:
     assert racks["rack-1"]["free"]["gpu"] == 12
     assert [n["name"] for n in out["unassigned"]] == ["cpu-0"]
     assert out["tiers"] == [1, 2]
-    nodes = {n["name"]: n for n in data.nodes(store)["items"]}
+    nodes = {n["name"]: n for n in pages.nodes(store)["items"]}
     assert nodes["gpu-3"]["hyperNode"] == "rack-1" and nodes["gpu-3"]["used"]["gpu"] == 4
     assert nodes["cpu-0"]["hyperNode"] is None
 
@@ -107,7 +107,7 @@ def test_job_detail_pending_reason_and_events(store: MemoryStore) -> None:
     store.create("events", {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "default"},
                             "involvedObject": {"kind": "PodGroup", "name": "too-big", "namespace": "default"},
                             "reason": "Unschedulable", "message": "not enough GPUs", "type": "Warning"})
-    out = data.job_detail(store, "default", "too-big")  # kind=Job falls back to the PodGroup
+    out = pages.job_detail(store, "default", "too-big")  # kind=Job falls back to the PodGroup
     assert out is not None
     assert out["job"]["kind"] == "PodGroup" and out["job"]["phase"] == "Inqueue"
     assert "Insufficient nvidia.com/gpu" in out["pendingReason"]
@@ -115,8 +115,8 @@ def test_job_detail_pending_reason_and_events(store: MemoryStore) -> None:
     assert out["events"][0]["reason"] == "Unschedulable"
     assert out["podGroup"]["conditions"][0]["type"] == "Unschedulable"
     assert "kind: PodGroup" in out["yaml"]
-    assert data.job_detail(store, "default", "nope") is None
-    rows = {r["name"]: r for r in data.podgroups(store)["items"]}
+    assert pages.job_detail(store, "default", "nope") is None
+    rows = {r["name"]: r for r in pages.podgroups(store)["items"]}
     assert "Insufficient" in rows["too-big"]["pendingReason"]
 
 
@@ -140,9 +140,9 @@ spec:
                        "metadata": {"name": f"vj-{uid}", "namespace": "default",
                                     "ownerReferences": [{"kind": "Job", "name": "vj", "uid": uid}]},
                        "spec": {"minMember": 2}})
-    rows = data.jobs(store)["items"]
+    rows = pages.jobs(store)["items"]
     assert len(rows) == 1 and rows[0]["kind"] == "Job" and rows[0]["podGroup"] == f"vj-{uid}"
-    detail = data.job_detail(store, "default", "vj")
+    detail = pages.job_detail(store, "default", "vj")
     assert detail is not None and detail["tasks"][0]["name"] == "worker" and detail["tasks"][0]["replicas"] == 2
 
 
@@ -177,20 +177,20 @@ def test_apply_stops_at_the_first_store_error() -> None:
 
 
 def test_mirror_follows_the_store(store: MemoryStore) -> None:
-    mirror = StoreMirror(store, data.RESOURCES, idle=0)
+    mirror = StoreMirror(store, pages.RESOURCES, idle=0)
     try:
-        assert data.overview(mirror) == data.overview(store)
+        assert pages.overview(mirror) == pages.overview(store)
         _run(store, "train-llm-0", "gpu-0")
         store.delete(PODS, "default", "too-big-1")
         store.create("hypernodes.topology.volcano.sh", {
             "apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "extra"},
             "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "cpu-0"}}}]}})
-        for view in (data.overview, data.pods, data.topology, data.queues, data.nodes):
+        for view in (pages.overview, pages.pods, pages.topology, pages.queues, pages.nodes):
             assert view(mirror) == view(store), view.__name__
-        assert data.job_detail(mirror, "default", "too-big") == data.job_detail(store, "default", "too-big")
+        assert pages.job_detail(mirror, "default", "too-big") == pages.job_detail(store, "default", "too-big")
     finally:
         mirror.close()
-    assert data.pods(mirror) == data.pods(store)  # closed: straight to the store
+    assert pages.pods(mirror) == pages.pods(store)  # closed: straight to the store
 
 
 def test_mirror_closes_its_watches_when_nobody_looks(store: MemoryStore) -> None:
@@ -209,3 +209,25 @@ def test_mirror_closes_its_watches_when_nobody_looks(store: MemoryStore) -> None
             StoreMirror(store, ("widgets",)).list("widgets")
     finally:
         mirror.close()
+
+
+def test_jobs_list_jobflows_with_their_steps() -> None:
+    s = MemoryStore()
+    s.create("jobflows.flow.volcano.sh", {
+        "apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow",
+        "metadata": {"name": "pipe", "namespace": "default"},
+        "spec": {"jobRetainPolicy": "delete", "flows": [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]},
+        "status": {"state": {"phase": "Running"}}})
+    s.create("jobs.batch.volcano.sh", {
+        "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {
+            "name": "pipe-a", "namespace": "default",
+            "ownerReferences": [{"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "name": "pipe",
+                                 "uid": "x", "controller": True}]},
+        "spec": {"tasks": [{"name": "t", "replicas": 1}]}, "status": {"state": {"phase": "Completed"}}})
+    out = pages.jobs(s)
+    (flow,) = out["flows"]
+    assert (flow["name"], flow["phase"], flow["retainPolicy"]) == ("pipe", "Running", "delete")
+    assert flow["steps"] == [
+        {"template": "a", "dependsOn": [], "job": "pipe-a", "phase": "Completed"},
+        {"template": "b", "dependsOn": ["a"], "job": None, "phase": "Waiting"}]
+    assert out["items"][0]["flow"] == "pipe"

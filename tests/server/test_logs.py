@@ -16,14 +16,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from pumice.cli.up import ControlPlane
 from pumice.nodes.script import simulate
-from pumice.runtime import HAVE_CONTROLLERS
 from pumice.server import free_port
 
 from .conftest import KUBECTL
 from .test_up import kubectl
 
-pytestmark = [pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed on this machine"),
-              pytest.mark.skipif(not HAVE_CONTROLLERS, reason="VolcanoJobs need pumice.controllers")]
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed on this machine")
 
 QUICKSTART = "scenarios/quickstart"
 SCALE = 50  # cluster seconds per wall second

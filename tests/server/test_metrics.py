@@ -13,12 +13,10 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from pumice.metrics import ClusterMetrics, serve_metrics
-from pumice.runtime import HAVE_CONTROLLERS, Cluster
+from pumice.runtime import Cluster
 from pumice.scheduler import load_conf
 
 from .conftest import Api
-
-pytestmark = pytest.mark.skipif(not HAVE_CONTROLLERS, reason="VolcanoJobs need pumice.controllers")
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from pumice.cli.up import ControlPlane, read_pid_file
-from pumice.runtime import HAVE_CONTROLLERS
 from pumice.server import free_port
 
 from .conftest import KUBECTL
@@ -56,7 +55,6 @@ def _watch_phases(plane: ControlPlane, name: str, phases: list[str], stop: threa
 
 
 @needs_kubectl
-@pytest.mark.skipif(not HAVE_CONTROLLERS, reason="pumice.controllers is not there yet: VolcanoJobs cannot run")
 def test_a_job_goes_pending_running_completed_at_time_scale_60(tmp_path: Path, shared: Path) -> None:
     with ControlPlane(tmp_path, port=free_port(), time_scale=60) as plane:
         kubectl(tmp_path, "apply", "-f", str(shared / QUICKSTART / "00-cluster.yaml"))

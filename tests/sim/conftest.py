@@ -7,16 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from pumice.runtime import HAVE_CONTROLLERS, load_admission
-
-needs_controllers = pytest.mark.skipif(
-    not HAVE_CONTROLLERS, reason="pumice.controllers (ControllerManager) is not in the tree yet: no VolcanoJobs"
-)
-
-needs_admission = pytest.mark.skipif(
-    load_admission() is None, reason="pumice.admission (Volcano's webhooks) is not in the tree yet"
-)
-
 
 @pytest.fixture
 def quickstart(shared: Path) -> Path:

@@ -11,8 +11,6 @@ from typer.testing import CliRunner
 
 from pumice.cli.main import app
 
-from .conftest import needs_admission, needs_controllers
-
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
@@ -93,7 +91,6 @@ def test_table_and_report(write: Write, tmp_path: Path) -> None:
     assert "<img" in (report / "index.html").read_text()
 
 
-@needs_controllers
 def test_quickstart_example_runs() -> None:
     data = run_json(str(REPO / "examples" / "sim" / "quickstart.yaml"))
     jobs = {j["name"]: j for j in data["jobs"]}
@@ -103,7 +100,6 @@ def test_quickstart_example_runs() -> None:
     assert data["end"] == 3600
 
 
-@needs_controllers
 def test_directory_of_manifests(quickstart: Path) -> None:
     data = run_json(str(quickstart), "--until", "30m")
     names = {j["name"] for j in data["jobs"]}
@@ -135,7 +131,6 @@ def test_bad_scenario_names_file_and_field(write: Write) -> None:
                                     "duration like 5m, 1h30m)"
 
 
-@needs_controllers
 def test_node_failure_example_restarts_the_gang() -> None:
     data = run_json(str(REPO / "examples" / "sim" / "node-failure.yaml"))
     train = next(j for j in data["jobs"] if j["name"] == "train")
@@ -146,7 +141,6 @@ def test_node_failure_example_restarts_the_gang() -> None:
     assert train["phase"] == "Completed" and train["finished"] == 5400 + 7200
 
 
-@needs_admission
 def test_refused_objects_are_reported_and_the_rest_applied(write: Write) -> None:
     data = run_json(str(write("r.yaml", """
 cluster: {nodes: [{count: 1}]}

@@ -18,8 +18,6 @@ import pytest
 from pumice.sim import job_rows, load_openb, run_scenario, summarize
 from tests.store.helpers import shared_objects_checked
 
-from .conftest import needs_admission, needs_controllers
-
 GOLDEN = Path(__file__).parent / "data" / "golden_slices.json.gz"
 
 #: name -> (load_openb arguments, keep every n-th node): light load, contention, Volcano Jobs.
@@ -41,8 +39,6 @@ def answer(openb: Path, name: str) -> dict[str, Any]:
     return json.loads(json.dumps({"jobs": rows, **summary}))
 
 
-@needs_controllers
-@needs_admission
 @pytest.mark.parametrize("name", list(CASES))
 def test_slice_answers_as_before(shared: Path, name: str) -> None:
     golden = json.loads(gzip.decompress(GOLDEN.read_bytes()))[name]

@@ -11,8 +11,6 @@ import pytest
 from pumice.api import load_file
 from pumice.sim import Action, Scenario, SimResult, job_rows, run_scenario
 
-from .conftest import needs_controllers
-
 
 def manifests(path: Path) -> list[dict[str, Any]]:
     return [o.to_dict() for o in load_file(path)]
@@ -39,7 +37,6 @@ def test_00_three_ready_nodes(quickstart: Path) -> None:
         assert [c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
 
 
-@needs_controllers
 def test_01_hello_job(quickstart: Path) -> None:
     result = simulate(quickstart, "01-hello-job.yaml", until=600)
     row = job(result, "hello-volcano-job")
@@ -55,7 +52,6 @@ def test_01_hello_job(quickstart: Path) -> None:
     assert [k for k, rec in result.recorder.groups.items() if rec is record] != []
 
 
-@needs_controllers
 def test_02_queues(quickstart: Path) -> None:
     result = simulate(quickstart, "02-queues.yaml", until=5)
     queues = {q["metadata"]["name"]: q for q in result.cluster.store.list("queues.scheduling.volcano.sh")[0]}
@@ -74,7 +70,6 @@ tiers:
 """
 
 
-@needs_controllers
 def test_03_weighted_jobs_share_by_weight(quickstart: Path) -> None:
     """Weights divide the cluster once both queues' demand is visible to ``proportion``.
 
@@ -107,13 +102,11 @@ def gang20_podgroup(quickstart: Path) -> dict[str, Any]:
     return pg
 
 
-@needs_controllers
 def test_04_gang_that_cannot_fit_never_binds(quickstart: Path) -> None:
     pg = gang20_podgroup(quickstart)
     assert pg["status"]["phase"] in ("Pending", "Inqueue")
 
 
-@needs_controllers
 def test_04_gang_that_cannot_fit_says_why(quickstart: Path) -> None:
     pg = gang20_podgroup(quickstart)
     reasons = " ".join(c.get("message", "") + c.get("reason", "") for c in pg["status"].get("conditions", [])
@@ -121,7 +114,6 @@ def test_04_gang_that_cannot_fit_says_why(quickstart: Path) -> None:
     assert reasons, pg["status"]
 
 
-@needs_controllers
 def test_05_gang_min4_starts_at_least_four_together(quickstart: Path) -> None:
     result = simulate(quickstart, "02-queues.yaml", "05-gang-min4.yaml", until=2400)
     row = job(result, "gang-job-min4")
@@ -131,7 +123,6 @@ def test_05_gang_min4_starts_at_least_four_together(quickstart: Path) -> None:
     assert len(row["pods"]) == 20 and row["phase"] == "Completed"
 
 
-@needs_controllers
 def test_06_depends_on(quickstart: Path) -> None:
     result = simulate(quickstart, "06-depends-on.yaml", until=600)
     row = job(result, "workflow-job")

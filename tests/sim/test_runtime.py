@@ -12,8 +12,6 @@ from pumice.sim import load_openb
 from pumice.store import Gone, MemoryStore
 from pumice.store.jsonutil import copy_json
 
-from .conftest import needs_admission, needs_controllers
-
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
 
@@ -85,8 +83,6 @@ def test_status_only_cycles_are_deferred_in_virtual_time() -> None:
     assert lazy.cycles < eager.cycles
 
 
-@needs_admission
-@needs_controllers
 def test_the_admission_hook_leaves_alone_the_writes_it_is_not_shown(shared: Path) -> None:
     """The store skips the hook outside ``admitted_resources()`` (deletions: ``admitted_deletes()``): the hook
     must not care about those writes."""

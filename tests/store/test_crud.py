@@ -21,7 +21,7 @@ from pumice.store import (
     StoreError,
     format_timestamp,
 )
-from pumice.store.base import uuid4_text
+from pumice.store.rules import uuid4_text
 
 from .conftest import StoreFactory
 from .helpers import pod

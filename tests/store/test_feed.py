@@ -47,7 +47,7 @@ def test_a_lagging_reader_keeps_its_events_while_the_others_let_the_feed_drop_th
     assert seen == [f"p{i}" for i in range(40)]
     assert slow.pending == 19
     assert [e.object["metadata"]["name"] for e in slow.drain()] == [f"p{i}" for i in range(21, 40)]
-    feed = store._feeds["pods"]
+    feed = store._hub._feeds["pods"]
     assert len(feed.segment[1]) < 40  # what every reader is past was dropped
 
 
@@ -60,7 +60,7 @@ def test_closing_keeps_what_was_unread_and_the_last_reader_takes_the_feed_along(
     assert names(first.drain()) == ["ADDED:a"]
     assert names(second.drain()) == ["ADDED:a", "ADDED:b"]
     second.close()
-    assert "pods" not in store._feeds
+    assert "pods" not in store._hub._feeds
 
 
 def test_a_watch_started_inside_a_batch_gets_each_event_once(store: BaseStore) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pumice.store import BaseStore, Conflict, Invalid, NotFound, StoreError, change_marker
+from pumice.store import BaseStore, Conflict, Invalid, NotFound, StoreError
 
 from .conftest import StoreFactory
 from .helpers import pod
@@ -215,7 +215,7 @@ def test_errors_are_store_errors() -> None:
 
 
 def test_change_marker_moves_with_every_write_even_one_rolled_back(store: BaseStore) -> None:
-    changes = change_marker(store)
+    changes = store.change_marker
     start = changes()
     store.create("pods", pod("a"))
     after_create = changes()

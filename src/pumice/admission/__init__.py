@@ -2,18 +2,22 @@
 
 from .defaulting import default_object
 from .hook import Admission, admitted_memory_store
+from .jobflows import validate_jobflow
 from .jobs import job_problems, validate_job, validate_job_update
+from .lookup import Reader
 from .podgroups import validate_podgroup
 from .queues import MAX_QUEUE_DEPTH, validate_queue, validate_queue_delete
 
 __all__ = [
     "MAX_QUEUE_DEPTH",
     "Admission",
+    "Reader",
     "admitted_memory_store",
     "default_object",
     "job_problems",
     "validate_job",
     "validate_job_update",
+    "validate_jobflow",
     "validate_podgroup",
     "validate_queue",
     "validate_queue_delete",

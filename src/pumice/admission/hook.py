@@ -15,18 +15,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from pumice.api.resources import JOBS, PODGROUPS, QUEUES
-from pumice.store import MemoryStore, Store
+from pydantic import ValidationError
+
+from pumice.api import parse_object
+from pumice.api.resources import JOBFLOWS, JOBS, JOBTEMPLATES, PODGROUPS, QUEUES
+from pumice.store import Invalid, MemoryStore, Store
 
 from .defaulting import DEFAULTED, default_object
 from .fastpath import fill_podgroup_defaults, plain_podgroup
+from .jobflows import validate_jobflow
 from .jobs import validate_job, validate_job_update
 from .podgroups import validate_podgroup
 from .queues import validate_queue, validate_queue_delete
 
-__all__ = ["Admission", "admitted_memory_store"]
+__all__ = ["FLOWS", "Admission", "admitted_memory_store"]
 
 Obj = dict[str, Any]
+#: ``flow.volcano.sh`` resources: their CRD schema is checked, and JobFlows must be DAGs.
+FLOWS = frozenset({JOBFLOWS, JOBTEMPLATES})
 
 
 class Admission:
@@ -34,6 +40,9 @@ class Admission:
 
     #: What it changes in ``new`` in place (a PodGroup's default queue) is plain JSON: see ``pumice.store.Admission``
     plain_results = True
+    #: The writes (and deletions) the store shows it; ``None``: all of them (see ``pumice.store.Admission``)
+    resources: frozenset[str] | None = None
+    deletes: frozenset[str] | None = None
 
     def __init__(self, store: Store | None = None) -> None:
         self._store = store
@@ -49,6 +58,12 @@ class Admission:
         return self._store
 
     def __call__(self, operation: str, resource: str, new: Obj | None, old: Obj | None) -> Obj | None:
+        if resource in FLOWS:
+            if new is not None and operation != "DELETE":
+                _check_schema(new)
+                if resource == JOBFLOWS:
+                    validate_jobflow(new)
+            return None
         if resource not in (JOBS, PODGROUPS, QUEUES):
             return None  # pods, nodes, subresources...: nothing to default or check
         if operation == "DELETE":
@@ -71,6 +86,17 @@ class Admission:
         else:
             validate_queue(self.store, new, old)
         return new
+
+
+def _check_schema(obj: Obj) -> None:
+    """What a CRD's structural schema refuses (types, required fields, enums, bounds), in one line."""
+    try:
+        parse_object(obj)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        meta = obj.get("metadata") or {}
+        raise Invalid(f'{obj.get("kind")} "{meta.get("name")}": {where}: {first["msg"]}') from None
 
 
 def admitted_memory_store(**kwargs: Any) -> MemoryStore:

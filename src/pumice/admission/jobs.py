@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pumice.store import Invalid, Store
+from pumice.store import Invalid
 
-from .lookup import children, get_queue
+from .lookup import Reader, children, get_queue
 
 __all__ = ["KNOWN_PLUGINS", "POLICY_ACTIONS", "POLICY_EVENTS", "job_problems", "validate_job", "validate_job_update"]
 
@@ -167,7 +167,7 @@ def job_problems(job: Obj) -> list[str]:
     return problems
 
 
-def _queue_problems(store: Store, queue_name: str) -> list[str]:
+def _queue_problems(store: Reader, queue_name: str) -> list[str]:
     queue = get_queue(store, queue_name)
     if queue is None:
         return [f'unable to find job queue: queue "{queue_name}" does not exist']
@@ -187,7 +187,7 @@ def _describe(job: Obj) -> str:
     return f'job "{meta.get("namespace") or "default"}/{meta.get("name")}"'
 
 
-def validate_job(store: Store, job: Obj) -> None:
+def validate_job(store: Reader, job: Obj) -> None:
     """CREATE: the spec's own rules, then the queue's."""
     problems = job_problems(job)
     problems += _queue_problems(store, str((job.get("spec") or {}).get("queue") or "default"))

@@ -1,19 +1,23 @@
 """What admission rules read from the store: queues, children, and pods allocated to a queue.
 
 Rules only read what they look up, so the lookups take the store's own objects, uncopied, when it can
-hand them out (``read_only_results``).
+hand them out (``copy=False``). They read through a :class:`Reader`: the store they guard (embedded), or a
+read-only view of a real API server (the webhook server's ``pumice.webhooks.ApiReader``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
+from pumice.api.group_name import group_name
 from pumice.api.resources import PODGROUPS, QUEUES
-from pumice.store import NotFound, Store, read_only_results
+from pumice.store import NotFound
+from pumice.store.protocol import FieldSelectorArg, LabelSelectorArg
 
 __all__ = [
     "PODGROUPS",
     "QUEUES",
+    "Reader",
     "allocated_pods",
     "ancestors",
     "children",
@@ -22,13 +26,29 @@ __all__ = [
     "queue_and_children",
 ]
 
-GROUP_NAME = "scheduling.k8s.io/group-name"
 Obj = dict[str, Any]
 
 
-def get_queue(store: Store, name: str) -> Obj | None:
+
+class Reader(Protocol):
+    """The reads of ``pumice.store.Store`` that admission rules make (``NotFound`` from ``get`` when absent)."""
+
+    def get(self, resource: str, namespace: str | None, name: str, *, copy: bool = True) -> Obj: ...
+
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+        *,
+        copy: bool = True,
+    ) -> tuple[list[Obj], str]: ...
+
+
+def get_queue(store: Reader, name: str) -> Obj | None:
     try:
-        return store.get(QUEUES, None, name, **read_only_results(store))
+        return store.get(QUEUES, None, name, copy=False)
     except NotFound:
         return None
 
@@ -40,9 +60,9 @@ def parent_of(queue: Obj) -> str:
     return "" if name == "root" else parent or "root"
 
 
-def children(store: Store, name: str) -> list[Obj]:
+def children(store: Reader, name: str) -> list[Obj]:
     """Queues whose parent is ``name`` (queues without a parent are root's children)."""
-    items, _ = store.list(QUEUES, **read_only_results(store))
+    items, _ = store.list(QUEUES, copy=False)
     return _children(items, name)
 
 
@@ -50,14 +70,14 @@ def _children(queues: list[Obj], name: str) -> list[Obj]:
     return [q for q in queues if (q.get("metadata") or {}).get("name") != "root" and parent_of(q) == name]
 
 
-def queue_and_children(store: Store, name: str) -> tuple[Obj | None, list[Obj]]:
+def queue_and_children(store: Reader, name: str) -> tuple[Obj | None, list[Obj]]:
     """``(get_queue(store, name), children(store, name))`` from one list of the queues."""
-    items, _ = store.list(QUEUES, **read_only_results(store))
+    items, _ = store.list(QUEUES, copy=False)
     queue = next((q for q in items if (q.get("metadata") or {}).get("name") == name), None)
     return queue, _children(items, name) if queue is not None else []
 
 
-def ancestors(store: Store, name: str, limit: int = 64) -> list[str]:
+def ancestors(store: Reader, name: str, limit: int = 64) -> list[str]:
     """``name``'s parent, grandparent, ... up to root (stops on a missing queue or a cycle)."""
     chain: list[str] = []
     current = get_queue(store, name)
@@ -70,14 +90,14 @@ def ancestors(store: Store, name: str, limit: int = 64) -> list[str]:
     return chain
 
 
-def allocated_pods(store: Store, queue: Obj) -> int:
+def allocated_pods(store: Reader, queue: Obj) -> int:
     """Pods allocated in ``queue``: bound, not finished, not being deleted, in PodGroups of the queue.
 
     Volcano reads ``status.allocated.pods`` written by the scheduler; that figure can lag (it is
     rewritten only by a session that still sees the queue's jobs), so the pods are counted live.
     """
     name = (queue.get("metadata") or {}).get("name")
-    groups, _ = store.list(PODGROUPS, **read_only_results(store))
+    groups, _ = store.list(PODGROUPS, copy=False)
     members = {
         ((g.get("metadata") or {}).get("namespace"), (g.get("metadata") or {}).get("name"))
         for g in groups
@@ -85,12 +105,11 @@ def allocated_pods(store: Store, queue: Obj) -> int:
     }
     if not members:
         return 0
-    pods, _ = store.list("pods", **read_only_results(store))
+    pods, _ = store.list("pods", copy=False)
     count = 0
     for pod in pods:
         meta = pod.get("metadata") or {}
-        group = (meta.get("annotations") or {}).get(GROUP_NAME)
-        if (meta.get("namespace"), group) not in members or meta.get("deletionTimestamp"):
+        if (meta.get("namespace"), group_name(pod)) not in members or meta.get("deletionTimestamp"):
             continue
         if (pod.get("spec") or {}).get("nodeName") and (pod.get("status") or {}).get("phase") not in (
             "Succeeded",

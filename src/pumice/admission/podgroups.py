@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pumice.store import Invalid, Store
+from pumice.store import Invalid
 
-from .lookup import queue_and_children
+from .lookup import Reader, queue_and_children
 
 __all__ = ["validate_podgroup"]
 
 
-def validate_podgroup(store: Store, pg: dict[str, Any]) -> None:
+def validate_podgroup(store: Reader, pg: dict[str, Any]) -> None:
     meta = pg.get("metadata") or {}
     queue_name = str((pg.get("spec") or {}).get("queue") or "default")
     where = f'podgroup "{meta.get("namespace") or "default"}/{meta.get("name")}"'

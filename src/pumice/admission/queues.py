@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from pumice.api.quantity import QuantityError
-from pumice.store import Invalid, Store
+from pumice.store import Invalid
 
-from .lookup import allocated_pods, ancestors, children, get_queue, parent_of
+from .lookup import Reader, allocated_pods, ancestors, children, get_queue, parent_of
 from .resources import Amounts, amounts, exceeding, show, total
 
 __all__ = ["MAX_QUEUE_DEPTH", "PROTECTED_QUEUES", "validate_queue", "validate_queue_delete"]
@@ -65,7 +65,7 @@ def _check_own(queue: Obj, res: dict[str, Amounts], creating: bool) -> None:
         )
 
 
-def _check_parent(store: Store, queue: Obj, parent: str, creating: bool) -> None:
+def _check_parent(store: Reader, queue: Obj, parent: str, creating: bool) -> None:
     """Self/ancestor parent, existence, depth, and the busy-parent rule (volcano#4031)."""
     name = _name(queue)
     verb = "created" if creating else "moved"
@@ -94,7 +94,7 @@ def _check_parent(store: Store, queue: Obj, parent: str, creating: bool) -> None
             )
 
 
-def _check_hierarchy_resources(store: Store, queue: Obj, res: dict[str, Amounts], parent: str) -> None:
+def _check_hierarchy_resources(store: Reader, queue: Obj, res: dict[str, Amounts], parent: str) -> None:
     """Capability within the ancestors'; siblings' deserved/guarantee within the parent's; own children."""
     name = _name(queue)
     capability = res["capability"]
@@ -145,7 +145,7 @@ def _check_hierarchy_resources(store: Store, queue: Obj, res: dict[str, Amounts]
                 )
 
 
-def validate_queue(store: Store, queue: Obj, old: Obj | None) -> None:
+def validate_queue(store: Reader, queue: Obj, old: Obj | None) -> None:
     """CREATE (``old`` None) or UPDATE of a queue."""
     name = _name(queue)
     res = _resources(queue)
@@ -167,7 +167,7 @@ def validate_queue(store: Store, queue: Obj, old: Obj | None) -> None:
         _check_hierarchy_resources(store, queue, res, parent)
 
 
-def validate_queue_delete(store: Store, queue: Obj) -> None:
+def validate_queue_delete(store: Reader, queue: Obj) -> None:
     name = _name(queue)
     if name in PROTECTED_QUEUES:
         raise Invalid(f'queue "{name}" cannot be deleted: it is a built-in queue')

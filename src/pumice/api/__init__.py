@@ -54,6 +54,7 @@ from pumice.api.core import (
 )
 from pumice.api.defaults import apply_defaults
 from pumice.api.errors import ManifestError, UnknownResourceError
+from pumice.api.flow import Flow, FlowDependsOn, JobFlow, JobFlowSpec, JobFlowStatus, JobTemplate, Probe
 from pumice.api.io import dump_json, dump_yaml, load_file, load_text
 from pumice.api.meta import (
     Condition,
@@ -119,6 +120,8 @@ __all__ = [
     "ContainerStatus",
     "DependsOn",
     "ExactMatch",
+    "Flow",
+    "FlowDependsOn",
     "GenericObject",
     "Guarantee",
     "HyperNode",
@@ -127,9 +130,13 @@ __all__ = [
     "Int",
     "Job",
     "JobCondition",
+    "JobFlow",
+    "JobFlowSpec",
+    "JobFlowStatus",
     "JobSpec",
     "JobState",
     "JobStatus",
+    "JobTemplate",
     "KubeObject",
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -170,6 +177,7 @@ __all__ = [
     "PodTemplateSpec",
     "PreferredSchedulingTerm",
     "PriorityClass",
+    "Probe",
     "Quantity",
     "QuantityError",
     "Queue",

@@ -8,6 +8,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
     PrivateAttr,
     SerializationInfo,
     SerializerFunctionWrapHandler,
@@ -21,7 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from pumice.api.quantity import QuantityError, parse_quantity
 
-__all__ = ["ApiModel", "Int", "Quantity", "ResourceList", "StrictBool"]
+__all__ = ["ApiModel", "Int", "Quantity", "ResourceList", "StrictBool", "openapi"]
 
 
 class ApiModel(BaseModel):
@@ -88,3 +89,17 @@ ResourceList = dict[str, Quantity]
 Int = Annotated[int, Strict()]
 #: Booleans are not coerced from strings or numbers.
 StrictBool = Annotated[bool, Strict()]
+
+
+def openapi(*, alias: str | None = None, **rules: Any) -> Any:
+    """A model field (default ``None``) carrying the OpenAPI v3 rules of its CRD schema.
+
+    ``rules`` are the markers of Volcano's CRDs for the field — ``default``, ``minimum``, ``maximum``,
+    ``enum``, ``pattern``, ``maxLength``, ``minLength``, ``minItems``, ``format`` — plus ``required=True``
+    (the enclosing object must have the field) and ``items`` (rules for each element of a list, or each
+    value of a map). ``pumice.api.schema`` turns them into the CRDs' schemas; reading a model does not check
+    them (a file given to ``pumice schedule`` is read as written): the API server enforces the schema.
+    """
+    if alias is not None:
+        return Field(None, alias=alias, json_schema_extra=rules)
+    return Field(None, json_schema_extra=rules)

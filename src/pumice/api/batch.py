@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field
-
-from pumice.api.base import ApiModel, Int
+from pumice.api.base import ApiModel, Int, openapi
 from pumice.api.core import PodTemplateSpec
-from pumice.api.meta import KubeObject, OwnerReference
-from pumice.api.scheduling import NetworkTopologySpec
+from pumice.api.meta import KubeObject, OwnerReference, PrinterColumn
+from pumice.api.scheduling import DNS1123_SUBDOMAIN, NetworkTopologySpec
 
 __all__ = [
     "Command",
@@ -27,9 +25,21 @@ __all__ = [
 ]
 
 
+#: Lifecycle events a policy may name (the CRD's enum; the job webhook accepts fewer of them).
+POLICY_EVENT_ENUM = (
+    "*", "PodPending", "PodRunning", "PodFailed", "PodEvicted", "Unknown", "TaskCompleted", "OutOfSync",
+    "CommandIssued", "JobUpdated", "TaskFailed",
+)
+JOB_PHASES = (
+    "Pending", "Aborting", "Aborted", "Running", "Restarting", "Completing", "Completed", "Terminating",
+    "Terminated", "Failed",
+)
+DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
 class VolumeSpec(ApiModel):
-    mount_path: str | None = None
-    volume_claim_name: str | None = None
+    mount_path: str | None = openapi(required=True, minLength=1, pattern="^[^:]+$")
+    volume_claim_name: str | None = openapi(maxLength=253)
     #: A ``PersistentVolumeClaimSpec``, kept as a plain mapping.
     volume_claim: dict[str, Any] | None = None
 
@@ -38,8 +48,8 @@ class LifecyclePolicy(ApiModel):
     """Exactly one of ``event``/``events`` or ``exitCode``; ``timeout`` delays the action."""
 
     action: str | None = None
-    event: str | None = None
-    events: list[str] | None = None
+    event: str | None = openapi(enum=list(POLICY_EVENT_ENUM))
+    events: list[str] | None = openapi(items={"enum": list(POLICY_EVENT_ENUM)})
     exit_code: Int | None = None
     #: A Go duration string such as ``"10m"``.
     timeout: str | None = None
@@ -52,47 +62,47 @@ class DependsOn(ApiModel):
 
 
 class PartitionPolicy(ApiModel):
-    total_partitions: Int | None = None
-    partition_size: Int | None = None
+    total_partitions: Int | None = openapi(required=True, minimum=1)
+    partition_size: Int | None = openapi(required=True, minimum=1)
     network_topology: NetworkTopologySpec | None = None
-    min_partitions: Int | None = None
+    min_partitions: Int | None = openapi(default=0, minimum=0)
 
 
 class TaskSpec(ApiModel):
-    name: str | None = None
-    replicas: Int | None = None
-    min_available: Int | None = None
+    name: str | None = openapi(maxLength=63, pattern=DNS1123_LABEL)
+    replicas: Int | None = openapi(minimum=0)
+    min_available: Int | None = openapi(minimum=0)
     template: PodTemplateSpec | None = None
     policies: list[LifecyclePolicy] | None = None
-    topology_policy: str | None = None
-    max_retry: Int | None = None
+    topology_policy: str | None = openapi(enum=["none", "best-effort", "restricted", "single-numa-node"])
+    max_retry: Int | None = openapi(minimum=0)
     depends_on: DependsOn | None = None
     partition_policy: PartitionPolicy | None = None
 
 
 class JobSpec(ApiModel):
-    scheduler_name: str | None = None
-    min_available: Int | None = None
+    scheduler_name: str | None = openapi(maxLength=63)
+    min_available: Int | None = openapi(minimum=0)
     volumes: list[VolumeSpec] | None = None
-    tasks: list[TaskSpec] | None = None
+    tasks: list[TaskSpec] | None = openapi(minItems=1)
     policies: list[LifecyclePolicy] | None = None
     #: Job controller plugins (``svc``, ``ssh``, ``env``, ``mpi``...) -> their arguments.
     plugins: dict[str, list[str] | None] | None = None
-    queue: str | None = None
-    max_retry: Int | None = None
-    ttl_seconds_after_finished: Int | None = None
-    priority_class_name: str | None = None
-    min_success: Int | None = None
+    queue: str | None = openapi(default="default", maxLength=253, pattern=DNS1123_SUBDOMAIN)
+    max_retry: Int | None = openapi(default=3, minimum=0)
+    ttl_seconds_after_finished: Int | None = openapi(minimum=0)
+    priority_class_name: str | None = openapi(maxLength=253, pattern=DNS1123_SUBDOMAIN)
+    min_success: Int | None = openapi(minimum=1)
     network_topology: NetworkTopologySpec | None = None
     #: A Go duration string.
     running_estimate: str | None = None
 
 
 class JobState(ApiModel):
-    phase: str | None = None
+    phase: str | None = openapi(enum=list(JOB_PHASES))
     reason: str | None = None
     message: str | None = None
-    last_transition_time: str | None = None
+    last_transition_time: str | None = openapi(format="date-time")
 
 
 class TaskState(ApiModel):
@@ -102,22 +112,22 @@ class TaskState(ApiModel):
 
 class JobCondition(ApiModel):
     #: A job phase.
-    status: str | None = None
-    last_transition_time: str | None = None
+    status: str | None = openapi(required=True)
+    last_transition_time: str | None = openapi(format="date-time")
 
 
 class JobStatus(ApiModel):
     state: JobState | None = None
-    min_available: Int | None = None
+    min_available: Int | None = openapi(minimum=0)
     task_status_count: dict[str, TaskState] | None = None
-    pending: Int | None = None
-    running: Int | None = None
-    succeeded: Int | None = None
-    failed: Int | None = None
-    terminating: Int | None = None
-    unknown: Int | None = None
-    version: Int | None = None
-    retry_count: Int | None = None
+    pending: Int | None = openapi(minimum=0)
+    running: Int | None = openapi(minimum=0)
+    succeeded: Int | None = openapi(minimum=0)
+    failed: Int | None = openapi(minimum=0)
+    terminating: Int | None = openapi(minimum=0)
+    unknown: Int | None = openapi(minimum=0)
+    version: Int | None = openapi(minimum=0)
+    retry_count: Int | None = openapi(minimum=0)
     #: A Go duration string.
     running_duration: str | None = None
     conditions: list[JobCondition] | None = None
@@ -129,6 +139,13 @@ class Job(KubeObject):
     KIND: ClassVar[str] = "Job"
     PLURAL: ClassVar[str] = "jobs"
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ("vcjob", "vj")
+    PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
+        PrinterColumn("STATUS", "string", ".status.state.phase"),
+        PrinterColumn("minAvailable", "integer", ".status.minAvailable"),
+        PrinterColumn("RUNNINGS", "integer", ".status.running"),
+        PrinterColumn("AGE", "date", ".metadata.creationTimestamp"),
+        PrinterColumn("QUEUE", "string", ".spec.queue", priority=1),
+    )
 
     spec: JobSpec | None = None
     status: JobStatus | None = None
@@ -145,6 +162,6 @@ class Command(KubeObject):
     PLURAL: ClassVar[str] = "commands"
 
     action: str | None = None
-    target_object: OwnerReference | None = Field(None, alias="target")
+    target_object: OwnerReference | None = openapi(alias="target")
     reason: str | None = None
     message: str | None = None

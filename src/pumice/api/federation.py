@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pumice.api.base import ApiModel, Int, ResourceList, StrictBool
+from pumice.api.base import ApiModel, Int, ResourceList, StrictBool, openapi
 from pumice.api.core import Taint
-from pumice.api.meta import KubeObject
+from pumice.api.meta import KubeObject, PrinterColumn
 
 __all__ = [
     "BlockSummary",
@@ -35,8 +35,8 @@ __all__ = [
 class SecretKeyReference(ApiModel):
     """A key of a Secret on the host (``key`` defaults to ``kubeconfig``)."""
 
-    namespace: str | None = None
-    name: str | None = None
+    namespace: str | None = openapi(required=True, minLength=1)
+    name: str | None = openapi(required=True, minLength=1)
     key: str | None = None
 
 
@@ -129,6 +129,15 @@ class MemberCluster(KubeObject):
     NAMESPACED: ClassVar[bool] = False
     PLURAL: ClassVar[str] = "clusters"
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ("mc",)
+    PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
+        PrinterColumn("READY", "string", '.status.conditions[?(@.type=="Ready")].status'),
+        PrinterColumn("REGION", "string", ".metadata.labels.topology\\.kubernetes\\.io/region"),
+        PrinterColumn("NODES", "integer", ".status.resourceSummary.readyNodes"),
+        PrinterColumn("JOBS", "integer", ".status.dispatchedJobs"),
+        PrinterColumn("AGE", "date", ".metadata.creationTimestamp"),
+        PrinterColumn("ZONE", "string", ".metadata.labels.topology\\.kubernetes\\.io/zone", priority=1),
+        PrinterColumn("VERSION", "string", ".status.kubernetesVersion", priority=1),
+    )
 
     spec: ClusterSpec | None = None
     status: ClusterStatus | None = None

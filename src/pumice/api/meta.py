@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from pumice.api.base import ApiModel, Int, StrictBool
+from pumice.api.base import ApiModel, Int, StrictBool, openapi
 
 __all__ = [
     "Condition",
@@ -15,14 +16,15 @@ __all__ = [
     "LabelSelectorRequirement",
     "ObjectMeta",
     "OwnerReference",
+    "PrinterColumn",
 ]
 
 
 class OwnerReference(ApiModel):
-    api_version: str | None = None
-    kind: str | None = None
-    name: str | None = None
-    uid: str | None = None
+    api_version: str | None = openapi(required=True)
+    kind: str | None = openapi(required=True)
+    name: str | None = openapi(required=True)
+    uid: str | None = openapi(required=True)
     controller: StrictBool | None = None
     block_owner_deletion: StrictBool | None = None
 
@@ -59,12 +61,37 @@ class LabelSelector(ApiModel):
 class Condition(ApiModel):
     """``metav1.Condition`` (used by HyperNode status)."""
 
-    type: str | None = None
-    status: str | None = None
-    observed_generation: Int | None = None
-    last_transition_time: str | None = None
-    reason: str | None = None
-    message: str | None = None
+    type: str | None = openapi(
+        required=True, maxLength=316,
+        pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+    )
+    status: str | None = openapi(required=True, enum=["True", "False", "Unknown"])
+    observed_generation: Int | None = openapi(minimum=0)
+    last_transition_time: str | None = openapi(required=True, format="date-time")
+    reason: str | None = openapi(
+        required=True, minLength=1, maxLength=1024, pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+    )
+    message: str | None = openapi(required=True, maxLength=32768)
+
+
+@dataclass(frozen=True, slots=True)
+class PrinterColumn:
+    """One of a kind's ``kubectl get`` columns, as a CRD's ``additionalPrinterColumns`` declares it."""
+
+    name: str
+    #: ``string``, ``integer``, ``number``, ``boolean`` or ``date``.
+    type: str
+    json_path: str
+    #: 0: always shown; 1: only with ``-o wide``.
+    priority: int = 0
+
+    def definition(self) -> dict[str, Any]:
+        """The CRD form (``apiextensions.k8s.io/v1`` ``CustomResourceColumnDefinition``)."""
+        out: dict[str, Any] = {"name": self.name, "type": self.type, "jsonPath": self.json_path}
+        if self.priority:
+            out["priority"] = self.priority
+        return out
 
 
 class KubeObject(ApiModel):
@@ -79,6 +106,8 @@ class KubeObject(ApiModel):
     NAMESPACED: ClassVar[bool] = True
     PLURAL: ClassVar[str] = ""
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
+    #: ``kubectl get`` columns of a custom kind (its CRD's ``additionalPrinterColumns``).
+    PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = ()
     _LEADING_KEYS: ClassVar[tuple[str, ...]] = ("apiVersion", "kind")
 
     api_version: str | None = None

@@ -9,6 +9,7 @@ from pumice.api.batch import Command, Job
 from pumice.api.core import Namespace, Node, Pod
 from pumice.api.errors import UnknownResourceError
 from pumice.api.federation import MemberCluster
+from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
 from pumice.api.scheduling import PodGroup, PriorityClass, Queue
 from pumice.api.topology import HyperNode
@@ -48,6 +49,8 @@ MODELS: tuple[type[KubeObject], ...] = (
     HyperNode,
     Job,
     Command,
+    JobFlow,
+    JobTemplate,
     MemberCluster,
 )
 

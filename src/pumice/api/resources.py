@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pumice.api.batch import Command, Job
+from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
 from pumice.api.scheduling import PodGroup, Queue
 from pumice.api.topology import HyperNode
 
-__all__ = ["COMMANDS", "HYPERNODES", "JOBS", "PODGROUPS", "QUEUES", "resource_of"]
+__all__ = ["COMMANDS", "HYPERNODES", "JOBFLOWS", "JOBS", "JOBTEMPLATES", "PODGROUPS", "QUEUES", "resource_of"]
 
 
 def resource_of(model: type[KubeObject]) -> str:
@@ -21,3 +22,5 @@ PODGROUPS = resource_of(PodGroup)
 QUEUES = resource_of(Queue)
 HYPERNODES = resource_of(HyperNode)
 COMMANDS = resource_of(Command)
+JOBFLOWS = resource_of(JobFlow)
+JOBTEMPLATES = resource_of(JobTemplate)

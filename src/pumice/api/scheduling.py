@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import Field
-
-from pumice.api.base import ApiModel, Int, ResourceList, StrictBool
-from pumice.api.meta import KubeObject, LabelSelector
+from pumice.api.base import ApiModel, Int, ResourceList, StrictBool, openapi
+from pumice.api.meta import KubeObject, LabelSelector, PrinterColumn
 
 __all__ = [
+    "DNS1123_SUBDOMAIN",
     "Cluster",
     "Guarantee",
     "NetworkTopologySpec",
@@ -27,6 +26,10 @@ __all__ = [
     "Reservation",
     "SubGroupPolicy",
 ]
+
+
+#: A DNS-1123 subdomain (object names: queues, priority classes, ...).
+DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 
 class PriorityClass(KubeObject):
@@ -50,25 +53,25 @@ class PriorityClass(KubeObject):
 class NetworkTopologySpec(ApiModel):
     """``mode`` is ``hard`` or ``soft``; ``highestTierAllowed`` and ``highestTierName`` exclude each other."""
 
-    mode: str | None = None
-    highest_tier_allowed: Int | None = None
-    highest_tier_name: str | None = None
+    mode: str | None = openapi(default="hard", enum=["hard", "soft"])
+    highest_tier_allowed: Int | None = openapi(minimum=0)
+    highest_tier_name: str | None = openapi(maxLength=253)
 
 
 class SubGroupPolicy(ApiModel):
-    name: str | None = None
+    name: str | None = openapi(maxLength=253)
     network_topology: NetworkTopologySpec | None = None
-    sub_group_size: Int | None = None
-    min_sub_groups: Int | None = None
+    sub_group_size: Int | None = openapi(default=1, minimum=1)
+    min_sub_groups: Int | None = openapi(default=0, minimum=0)
     label_selector: LabelSelector | None = None
     match_label_keys: list[str] | None = None
 
 
 class PodGroupSpec(ApiModel):
-    min_member: Int | None = None
+    min_member: Int | None = openapi(minimum=0)
     min_task_member: dict[str, Int] | None = None
-    queue: str | None = None
-    priority_class_name: str | None = None
+    queue: str | None = openapi(default="default", maxLength=253, pattern=DNS1123_SUBDOMAIN)
+    priority_class_name: str | None = openapi(maxLength=253)
     min_resources: ResourceList | None = None
     network_topology: NetworkTopologySpec | None = None
     sub_group_policy: list[SubGroupPolicy] | None = None
@@ -77,18 +80,18 @@ class PodGroupSpec(ApiModel):
 class PodGroupCondition(ApiModel):
     type: str | None = None
     status: str | None = None
-    transition_id: str | None = Field(None, alias="transitionID")
-    last_transition_time: str | None = None
+    transition_id: str | None = openapi(alias="transitionID")
+    last_transition_time: str | None = openapi(format="date-time")
     reason: str | None = None
     message: str | None = None
 
 
 class PodGroupStatus(ApiModel):
-    phase: str | None = None
+    phase: str | None = openapi(enum=["Pending", "Running", "Unknown", "Inqueue", "Completed"])
     conditions: list[PodGroupCondition] | None = None
-    running: Int | None = None
-    succeeded: Int | None = None
-    failed: Int | None = None
+    running: Int | None = openapi(minimum=0)
+    succeeded: Int | None = openapi(minimum=0)
+    failed: Int | None = openapi(minimum=0)
 
 
 class PodGroup(KubeObject):
@@ -96,6 +99,13 @@ class PodGroup(KubeObject):
     KIND: ClassVar[str] = "PodGroup"
     PLURAL: ClassVar[str] = "podgroups"
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ("pg", "podgroup-v1beta1")
+    PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
+        PrinterColumn("STATUS", "string", ".status.phase"),
+        PrinterColumn("minMember", "integer", ".spec.minMember"),
+        PrinterColumn("RUNNINGS", "integer", ".status.running"),
+        PrinterColumn("AGE", "date", ".metadata.creationTimestamp"),
+        PrinterColumn("QUEUE", "string", ".spec.queue", priority=1),
+    )
 
     spec: PodGroupSpec | None = None
     status: PodGroupStatus | None = None
@@ -129,17 +139,17 @@ class QueueAffinity(ApiModel):
 
 
 class QueueSpec(ApiModel):
-    weight: Int | None = None
+    weight: Int | None = openapi(default=1, minimum=1, maximum=65535)
     capability: ResourceList | None = None
     reclaimable: StrictBool | None = None
     extend_clusters: list[Cluster] | None = None
     guarantee: Guarantee | None = None
     affinity: QueueAffinity | None = None
-    type: str | None = None
-    parent: str | None = None
+    type: str | None = openapi(maxLength=253)
+    parent: str | None = openapi(maxLength=253, pattern=DNS1123_SUBDOMAIN)
     deserved: ResourceList | None = None
-    priority: Int | None = None
-    dequeue_strategy: str | None = None
+    priority: Int | None = openapi(minimum=0)
+    dequeue_strategy: str | None = openapi(default="traverse", enum=["fifo", "traverse"])
 
 
 class Reservation(ApiModel):
@@ -148,12 +158,12 @@ class Reservation(ApiModel):
 
 
 class QueueStatus(ApiModel):
-    state: str | None = None
-    unknown: Int | None = None
-    pending: Int | None = None
-    running: Int | None = None
-    inqueue: Int | None = None
-    completed: Int | None = None
+    state: str | None = openapi(enum=["Open", "Closed", "Closing", "Unknown"])
+    unknown: Int | None = openapi(minimum=0)
+    pending: Int | None = openapi(minimum=0)
+    running: Int | None = openapi(minimum=0)
+    inqueue: Int | None = openapi(minimum=0)
+    completed: Int | None = openapi(minimum=0)
     reservation: Reservation | None = None
     allocated: ResourceList | None = None
 
@@ -164,6 +174,7 @@ class Queue(KubeObject):
     NAMESPACED: ClassVar[bool] = False
     PLURAL: ClassVar[str] = "queues"
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ("q", "queue-v1beta1")
+    PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (PrinterColumn("PARENT", "string", ".spec.parent"),)
 
     spec: QueueSpec | None = None
     status: QueueStatus | None = None

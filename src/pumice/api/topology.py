@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pumice.api.base import ApiModel, Int
-from pumice.api.meta import Condition, KubeObject, LabelSelector
+from pumice.api.base import ApiModel, Int, openapi
+from pumice.api.meta import Condition, KubeObject, LabelSelector, PrinterColumn
+from pumice.api.scheduling import DNS1123_SUBDOMAIN
 
 __all__ = [
     "ExactMatch",
@@ -19,11 +20,11 @@ __all__ = [
 
 
 class ExactMatch(ApiModel):
-    name: str | None = None
+    name: str | None = openapi(required=True, minLength=1, maxLength=253, pattern=DNS1123_SUBDOMAIN)
 
 
 class RegexMatch(ApiModel):
-    pattern: str | None = None
+    pattern: str | None = openapi(required=True, minLength=1)
 
 
 class MemberSelector(ApiModel):
@@ -36,20 +37,20 @@ class MemberSelector(ApiModel):
 
 class MemberSpec(ApiModel):
     #: ``Node`` or ``HyperNode``.
-    type: str | None = None
+    type: str | None = openapi(required=True, enum=["Node", "HyperNode"])
     selector: MemberSelector | None = None
 
 
 class HyperNodeSpec(ApiModel):
     #: Lower tier = faster network domain.
-    tier: Int | None = None
-    tier_name: str | None = None
-    members: list[MemberSpec] | None = None
+    tier: Int | None = openapi(required=True, minimum=0)
+    tier_name: str | None = openapi(maxLength=253)
+    members: list[MemberSpec] | None = openapi(minItems=1)
 
 
 class HyperNodeStatus(ApiModel):
     conditions: list[Condition] | None = None
-    node_count: Int | None = None
+    node_count: Int | None = openapi(minimum=0)
 
 
 class HyperNode(KubeObject):
@@ -58,6 +59,12 @@ class HyperNode(KubeObject):
     NAMESPACED: ClassVar[bool] = False
     PLURAL: ClassVar[str] = "hypernodes"
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ("hn",)
+    PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
+        PrinterColumn("Tier", "string", ".spec.tier"),
+        PrinterColumn("TierName", "string", ".spec.tierName"),
+        PrinterColumn("NodeCount", "integer", ".status.nodeCount"),
+        PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+    )
 
     spec: HyperNodeSpec | None = None
     status: HyperNodeStatus | None = None

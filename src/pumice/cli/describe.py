@@ -17,9 +17,11 @@ from typing import Annotated, Any
 import typer
 
 from pumice.api import format_quantity
+from pumice.api.group_name import group_name
 from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.cli.jobs import JOBS, print_events
-from pumice.cli.objects import (
+from pumice.cli.pods import pod_ready, pod_restarts, pod_status
+from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
     Namespace,
@@ -34,7 +36,6 @@ from pumice.cli.objects import (
     print_table,
     quantity,
 )
-from pumice.cli.pods import pod_ready, pod_restarts, pod_status
 from pumice.client import ApiError, KubeClient
 
 app = typer.Typer(help="Show an object in detail, starting with why it waits.", no_args_is_help=True)
@@ -258,8 +259,7 @@ def why_it_waits(job: Obj, pg: Obj | None, queue: Obj | None, queue_name: str, p
             lines.append(f"{count} pod{'s' if count != 1 else ''}: {msg}")
     if not lines and pending_pods:
         lines.append(f"{len(pending_pods)} pods wait for the next scheduling cycle; no reason recorded yet.")
-    seen: set[str] = set()
-    return [x for x in lines if not (x in seen or seen.add(x))]
+    return list(dict.fromkeys(lines))  # each line once, in order
 
 
 # ---------------------------------------------------------------------------- printing
@@ -449,7 +449,7 @@ def describe_pod(kc: KubeClient, name: str, namespace: str | None) -> None:
     _kv("Node", spec.get("nodeName") or "<none>")
     _kv("Job", job_of(pod) or "<none>")
     _kv("Queue", queue_of(pod) or "<none>")
-    _kv("PodGroup", (m.get("annotations") or {}).get("scheduling.k8s.io/group-name") or "<none>")
+    _kv("PodGroup", group_name(pod) or "<none>")
     _kv("Scheduler", spec.get("schedulerName") or "default-scheduler")
     _kv("Priority", spec.get("priority", 0))
     _kv("Created", f"{m.get('creationTimestamp', '')} ({age(m.get('creationTimestamp'))} ago)")

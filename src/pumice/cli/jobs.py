@@ -11,7 +11,7 @@ import typer
 
 from pumice.api import load_file
 from pumice.api.resources import COMMANDS, JOBS
-from pumice.cli.objects import (
+from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
     Namespace,

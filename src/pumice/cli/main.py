@@ -9,9 +9,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from pumice.cli import admission as admission_cmd
+from pumice.cli import crds as crds_cmd
 from pumice.cli import describe as describe_cmd
+from pumice.cli import flows as flows_cmd
 from pumice.cli import jobs as jobs_cmd
-from pumice.cli import objects as objects_cmd
+from pumice.cli import kubectl as kubectl_cmd
 from pumice.cli import pods as pods_cmd
 from pumice.cli import queues as queues_cmd
 from pumice.cli import schedule as schedule_cmd
@@ -61,13 +64,17 @@ def schedule(
 app.add_typer(jobs_cmd.app, name="job")
 app.add_typer(queues_cmd.app, name="queue")
 app.add_typer(pods_cmd.app, name="pod")
+app.add_typer(flows_cmd.jobflow_app, name="jobflow")
+app.add_typer(flows_cmd.jobtemplate_app, name="jobtemplate")
 app.add_typer(describe_cmd.app, name="describe")
-app.command("apply")(objects_cmd.apply)
-app.command("get")(objects_cmd.get)
-app.command("delete")(objects_cmd.delete)
+app.command("apply")(kubectl_cmd.apply)
+app.command("get")(kubectl_cmd.get)
+app.command("delete")(kubectl_cmd.delete)
 app.command("validate")(validate.validate)
 app.command("sim")(sim_cmd.sim)
 app.command("up")(up_cmd.up)
+app.command("crds")(crds_cmd.crds)
+app.add_typer(admission_cmd.app, name="admission")
 app.command("down")(up_cmd.down)
 
 

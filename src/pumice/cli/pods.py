@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pumice.cli.objects import (
+from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
     Namespace,

@@ -10,7 +10,7 @@ import typer
 
 from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.cli.jobs import create_command
-from pumice.cli.objects import (
+from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
     Obj,

@@ -248,7 +248,7 @@ def _read_manifests(files: list[Path] | None) -> list[dict[str, Any]]:
     if not files:
         return []
     from pumice.api import ManifestError
-    from pumice.cli.objects import UsageError, read_manifests
+    from pumice.cli.toolkit import UsageError, read_manifests
 
     try:
         return read_manifests(files)
@@ -261,7 +261,8 @@ def _apply(kubeconfig: Path, manifests: list[dict[str, Any]]) -> None:
     """Apply through the API, as ``kubectl apply`` would (admission included)."""
     if not manifests:
         return
-    from pumice.cli.objects import apply_one, name_of
+    from pumice.cli.kubectl import apply_one
+    from pumice.cli.toolkit import name_of
     from pumice.client import ApiError, UnknownResource, connect
 
     kc = connect(str(kubeconfig))

@@ -5,7 +5,7 @@ HTTP with JSON dicts, writes are merge-patches (never read-modify-PUT). Works ag
 ``pumice up`` and any Kubernetes API server with Volcano's CRDs.
 """
 
-from pumice.client.config import ClientConfig, find_kubeconfig, load_config
+from pumice.client.config import ClientConfig, find_kubeconfig, load_config, load_in_cluster
 from pumice.client.discovery import FALLBACK, Discovery, Resource
 from pumice.client.errors import ApiError, ClientError, ConfigError, ConnectError, UnknownResource
 from pumice.client.kube import KubeClient, connect
@@ -24,4 +24,5 @@ __all__ = [
     "connect",
     "find_kubeconfig",
     "load_config",
+    "load_in_cluster",
 ]

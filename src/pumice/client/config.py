@@ -18,7 +18,7 @@ from typing import Any
 
 from pumice.client.errors import ConfigError
 
-__all__ = ["ClientConfig", "find_kubeconfig", "load_config"]
+__all__ = ["ClientConfig", "find_kubeconfig", "load_config", "load_in_cluster"]
 
 #: Where ``pumice up`` writes its kubeconfig, relative to a state directory.
 PUMICE_KUBECONFIG = Path(".pumice") / "kubeconfig"
@@ -123,7 +123,7 @@ def load_config(
         raise ConfigError(f"kubeconfig {path}: {err}") from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:
         raise ConfigError(f"kubeconfig {path}: cannot be read: {err}") from None
-    chosen = active
+    chosen: dict[str, Any] | None = active
     if context:
         chosen = next((c for c in contexts or [] if c.get("name") == context), active)
     namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
@@ -133,14 +133,6 @@ def load_config(
     if not host:
         raise ConfigError(f"kubeconfig {path}: the context names no server")
 
-    def auth() -> dict[str, str]:
-        headers: dict[str, str] = {}
-        settings = cfg.auth_settings()
-        for setting in settings.values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[setting["key"]] = setting["value"]
-        return headers
-
     return ClientConfig(
         unreachable_hint=hint,
         server=host,
@@ -148,8 +140,40 @@ def load_config(
         source=path,
         context=(chosen or {}).get("name"),
         kube=cfg,
-        auth=auth,
+        auth=_header_auth(cfg),
     )
+
+
+def _header_auth(cfg: Any) -> Callable[[], dict[str, str]]:
+    """Auth headers from a ``kubernetes`` ``Configuration``, asked each time (tokens get refreshed)."""
+
+    def auth() -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for setting in cfg.auth_settings().values():
+            if isinstance(setting, dict) and setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        return headers
+
+    return auth
+
+
+def load_in_cluster() -> ClientConfig:
+    """The pod's service account: ``KUBERNETES_SERVICE_HOST``/``PORT``, the mounted token (refreshed) and CA."""
+    from kubernetes.client import Configuration
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME, load_incluster_config
+
+    cfg = Configuration()
+    try:
+        load_incluster_config(client_configuration=cfg, try_refresh_token=True)
+    except ConfigException as err:
+        raise ConfigError(f"in-cluster configuration: {err}") from None
+    namespace = "default"
+    namespace_file = Path(SERVICE_TOKEN_FILENAME).parent / "namespace"
+    if namespace_file.is_file():
+        namespace = namespace_file.read_text(encoding="utf-8").strip() or namespace
+    return ClientConfig(server=str(cfg.host).rstrip("/"), namespace=namespace, source="in-cluster", kube=cfg,
+                        auth=_header_auth(cfg))
 
 
 def _private_file(data: str, suffix: str) -> str:

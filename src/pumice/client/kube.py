@@ -7,6 +7,7 @@ watch, and discovery. Objects are plain dicts in wire form; errors are one-line
 
 from __future__ import annotations
 
+import builtins
 import errno
 import json
 import socket
@@ -216,7 +217,7 @@ class KubeClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
         limit: int | None = None,
-    ) -> tuple[list[Obj], str]:
+    ) -> tuple[builtins.list[Obj], str]:
         """Items and the list's resourceVersion (to watch from)."""
         res = self._res(resource)
         ns = None if all_namespaces else self._ns(res, namespace)

@@ -13,6 +13,7 @@ from typing import Any
 from pumice.api import apply_defaults, parse_object
 
 from .job_build import build_pod, build_podgroup, tasks_of
+from .job_plugins import PluginError
 
 __all__ = ["expand_jobs"]
 
@@ -37,8 +38,11 @@ def expand_jobs(objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], li
         # a stable uid keeps the PodGroup name (<job>-<uid>) reproducible from run to run
         meta.setdefault("uid", f"{meta['namespace']}-{meta.get('name', '')}")
         out.append(build_podgroup(job, priorities))
-        for task in tasks_of(job):
-            for index in range(int(task.get("replicas") or 0)):
-                out.append(build_pod(job, task, index, version=0, retry_count=0))
+        try:
+            pods = [build_pod(job, task, index, version=0, retry_count=0)
+                    for task in tasks_of(job) for index in range(int(task.get("replicas") or 0))]
+        except PluginError:
+            pods = []  # a plugin refuses the job's pods (e.g. a Ray job without its head): Volcano creates none
+        out += pods
         expanded.append(f"{meta['namespace']}/{meta.get('name', '')}")
     return out, expanded

@@ -13,15 +13,18 @@ import heapq
 import itertools
 import logging
 from collections import defaultdict
+from datetime import datetime
 from typing import Any
 
 from pumice.clock import Clock, rfc3339
+from pumice.events import EventRecorder
 from pumice.store import AlreadyExists, Invalid, NotFound, Store, StoreError
 
 from .job_build import build_pod, build_podgroup, pod_name, podgroup_name, podgroup_spec, tasks_of
-from .job_plugins import plugins_of
-from .job_policy import OUT_OF_SYNC, POD_PENDING, Request, apply_policies
+from .job_plugins import JobPlugin, PluginError, plugins_of, unknown_plugins
+from .job_policy import OUT_OF_SYNC, POD_PENDING, Request, apply_policies, format_duration
 from .job_state import (
+    FAILED,
     FINISHED,
     PENDING,
     RESTART_PARTITION,
@@ -44,19 +47,29 @@ from .names import (
     PODGROUPS,
     PODS,
     TASK_SPEC,
-    annotations,
+    annotations_of,
     labels,
     meta,
     name_of,
     namespace_of,
 )
 
-__all__ = ["JobController", "cascade_delete"]
+__all__ = ["COMPONENT", "JobController", "cascade_delete"]
 
 Obj = dict[str, Any]
 Key = tuple[str, str]
 log = logging.getLogger(__name__)
 _MAX_STEPS = 8  # state changes handled back to back for one job in one pass
+#: The event source of Volcano's controllers.
+COMPONENT = "vc-controller-manager"
+# Event reasons of Volcano's job controller (``pkg/controllers/job``, ``batch.JobEvent``).
+EXECUTE_ACTION = "ExecuteAction"
+COMMAND_ISSUED = "CommandIssued"
+PLUGIN_ERROR = "PluginError"
+PODGROUP_ERROR = "PodGroupError"
+PODGROUP_PENDING = "PodGroupPending"
+FAILED_CREATE = "FailedCreate"
+FAILED_DELETE = "FailedDelete"
 
 
 def _phase(obj: Obj | None) -> str:
@@ -114,6 +127,15 @@ def facts_of(job: Obj) -> JobFacts:
     )
 
 
+def _controlled(job: Obj) -> dict[str, str]:
+    return ((job.get("status") or {}).get("controlledResources")) or {}
+
+
+def _holds_objects(plugin: JobPlugin, job: Obj) -> bool:
+    """Whether ``plugin`` made its objects for ``job`` (``status.controlledResources``), so must delete them."""
+    return not plugin.CONTROLLED or _controlled(job).get(f"plugin-{plugin.name}") == plugin.name
+
+
 def cascade_delete(store: Store, job: Obj, pods: list[Obj] | None = None) -> bool:
     """Delete what the controller made for ``job`` (pods, PodGroup, plugin objects): there is no owner GC."""
     ns, name = namespace_of(job), name_of(job)
@@ -128,16 +150,18 @@ def cascade_delete(store: Store, job: Obj, pods: list[Obj] | None = None) -> boo
         store.delete(PODGROUPS, ns, podgroup_name(job))
         wrote = True
     for plugin in plugins_of(job):
-        wrote |= plugin.on_job_delete(store, job)
+        if _holds_objects(plugin, job):
+            wrote |= plugin.on_job_delete(store, job)
     return wrote
 
 
 class JobController:
     """Reconciles Volcano Jobs; ``sync()`` handles everything that happened since the last call."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock, recorder: EventRecorder | None = None) -> None:
         self.store = store
         self.clock = clock
+        self.recorder = recorder or EventRecorder(store, COMPONENT, clock=clock)
         self.jobs = Mirror(store, JOBS)
         self.pods = Mirror(store, PODS, label_selector=JOB_NAME)
         self.podgroups = Mirror(store, PODGROUPS)
@@ -147,6 +171,11 @@ class JobController:
         self._delayed: list[tuple[float, int, Key, str, Request]] = []
         self._seq = itertools.count()
         self._wrote = False
+        #: ``status.controlledResources`` changes made by plugins, written with the job's next status
+        self._marks: dict[Key, dict[str, str | None]] = defaultdict(dict)
+        #: the PodGroup condition last told as a PodGroupPending event, per job (told again only when it changes)
+        self._told_pg: dict[Key, tuple[str, str]] = {}
+        self._warned: set[tuple[str, str]] = set()  # (job uid, plugin): its argument warnings were told
         for pod in self.pods.objects.values():
             self._index(pod)
         for key in self.jobs.objects:
@@ -169,6 +198,8 @@ class JobController:
     def _on_job(self, d: Delta) -> None:
         if d.new is None:
             self._queue.pop(d.key, None)
+            self._told_pg.pop(d.key, None)
+            self._marks.pop(d.key, None)
             assert d.old is not None
             for pod in self._pods(d.key):
                 self._wrote |= self._delete_pod(pod)
@@ -183,7 +214,14 @@ class JobController:
         obj = d.new or d.old
         assert obj is not None
         job = _owner_job(obj)
-        if job is None or (_phase(d.old) == _phase(d.new) and d.new is not None):
+        if job is None:
+            return
+        if d.new is not None and ((d.old or {}).get("status") or {}).get("conditions") != (
+                (d.new.get("status") or {}).get("conditions")):
+            owner = self.jobs.get(d.key[0], job)
+            if owner is not None:  # the scheduler's verdict on the gang, told on the job right away
+                self._tell_podgroup(owner, d.new)
+        if _phase(d.old) == _phase(d.new) and d.new is not None:
             return
         event = "Unknown" if _phase(d.new) == "Unknown" else OUT_OF_SYNC
         self._queue[(d.key[0], job)].append(Request(d.key[0], job, event=event))
@@ -192,8 +230,8 @@ class JobController:
         pod = d.new or d.old
         assert pod is not None
         ns, job = namespace_of(pod), labels(pod).get(JOB_NAME, "")
-        task = annotations(pod).get(TASK_SPEC, "")
-        version_text = annotations(pod).get(JOB_VERSION, "")
+        task = annotations_of(pod).get(TASK_SPEC, "")
+        version_text = annotations_of(pod).get(JOB_VERSION, "")
         version = int(version_text) if version_text.isdigit() else None
         base = Request(ns, job, task=task, pod=name_of(pod), job_version=version)
         queue = self._queue[(ns, job)]
@@ -219,7 +257,7 @@ class JobController:
         return next((t for t in tasks_of(obj) if t.get("name") == task), None) if obj else None
 
     def _task_pods(self, ns: str, job: str, task: str) -> list[Obj]:
-        return [p for p in self._pods((ns, job)) if annotations(p).get(TASK_SPEC) == task]
+        return [p for p in self._pods((ns, job)) if annotations_of(p).get(TASK_SPEC) == task]
 
     def _task_succeeded(self, ns: str, job: str, task: str) -> bool:
         spec = self._task_spec(ns, job, task)
@@ -249,6 +287,10 @@ class JobController:
         with contextlib.suppress(NotFound):
             self.commands.forget(self.store.delete(COMMANDS, ns, name_of(cmd)))
             self._wrote = True
+        job = self.jobs.get(ns, str(target.get("name")))
+        if job is not None:
+            self._event(job, "Normal", COMMAND_ISSUED, f"Start to execute command {cmd.get('action')}, and clean it "
+                        "up to make sure executed not more than once.")
         self._queue[(ns, str(target.get("name")))].append(
             Request(ns, str(target.get("name")), event="CommandIssued", action=str(cmd.get("action") or ""))
         )
@@ -308,10 +350,13 @@ class JobController:
             action, delay = apply_policies(job, req)
             if delay is not None:
                 heapq.heappush(self._delayed, (self.clock.now() + delay, next(self._seq), key, action, req))
+                self._event(job, "Normal", EXECUTE_ACTION, f"Execute action {action} after {format_duration(delay)}")
                 action = SYNC_JOB
             if action == SYNC_JOB and last_sync:
                 continue  # one sync covers a run of them
             last_sync = action == SYNC_JOB
+            if action != SYNC_JOB:
+                self._event(job, "Normal", EXECUTE_ACTION, f"Start to execute action {action} ")
             self._run(key, action, req)
 
     def _run(self, key: Key, action: str, req: Request) -> None:
@@ -335,6 +380,9 @@ class JobController:
         found = (self.pods.get(key[0], name) for name in sorted(self._pods_of.get(key, ())))
         return [p for p in found if p is not None]
 
+    def _event(self, job: Obj, type_: str, reason: str, message: str) -> None:
+        self.recorder.event(job, type_, reason, message)  # type: ignore[arg-type]
+
     def _delete_pod(self, pod: Obj) -> bool:
         if meta(pod).get("deletionTimestamp"):
             return False
@@ -342,6 +390,11 @@ class JobController:
             deleted = self.store.delete(PODS, namespace_of(pod), name_of(pod))
         except NotFound:
             return False
+        except StoreError as err:
+            job = self.jobs.get(namespace_of(pod), labels(pod).get(JOB_NAME, ""))
+            if job is not None:
+                self._event(job, "Warning", FAILED_DELETE, f"Error deleting pods: [{name_of(pod)}: {err}]")
+            raise
         if meta(deleted).get("deletionTimestamp"):
             self.pods.put(deleted)  # finalizers keep it around, terminating
         else:
@@ -360,13 +413,28 @@ class JobController:
             with contextlib.suppress(NotFound):
                 self.podgroups.forget(self.store.delete(PODGROUPS, namespace_of(job), name_of(pg)))
                 self._wrote = True
-        for plugin in plugins_of(job):
-            self._wrote |= plugin.on_job_delete(self.store, job)
+        self._delete_plugin_objects(job)
         return deleted
+
+    def _delete_plugin_objects(self, job: Obj) -> None:
+        """``pluginOnJobDelete``: each plugin that made objects for the job removes them (and its mark)."""
+        key = (namespace_of(job), name_of(job))
+        marks = {**_controlled(job), **self._marks.get(key, {})}
+        for plugin in plugins_of(job):
+            mark = f"plugin-{plugin.name}"
+            if plugin.CONTROLLED and marks.get(mark) != plugin.name:
+                continue
+            try:
+                self._wrote |= plugin.on_job_delete(self.store, job)
+            except StoreError as err:
+                self._event(job, "Warning", PLUGIN_ERROR, f"Execute plugin when job delete failed, err: {err}")
+                continue
+            if plugin.CONTROLLED:
+                self._marks[key][mark] = None
 
     def _targets(self, pods: list[Obj], action: str, req: Request) -> list[Obj]:
         if action == RESTART_TASK:
-            return [p for p in pods if annotations(p).get(TASK_SPEC) == req.task]
+            return [p for p in pods if annotations_of(p).get(TASK_SPEC) == req.task]
         if action == RESTART_POD:
             return [p for p in pods if name_of(p) == req.pod]
         if action == RESTART_PARTITION:
@@ -375,7 +443,7 @@ class JobController:
                 return []
             part = labels(origin)[PARTITION_ID]
             return [
-                p for p in pods if annotations(p).get(TASK_SPEC) == req.task and labels(p).get(PARTITION_ID) == part
+                p for p in pods if annotations_of(p).get(TASK_SPEC) == req.task and labels(p).get(PARTITION_ID) == part
             ]
         return []
 
@@ -399,15 +467,46 @@ class JobController:
         self._write_status(job, step, action, req, bump=step.bump_version and deleted)
 
     def _initiate(self, job: Obj) -> None:
-        """``initiateJob``: plugins' objects and the PodGroup (idempotent)."""
+        """``initiateJob``: plugins' objects (once: ``status.controlledResources``), then the PodGroup."""
+        key = (namespace_of(job), name_of(job))
+        marks = {**_controlled(job), **self._marks.get(key, {})}
+        missing = unknown_plugins(job)
+        if missing:
+            self._event(job, "Warning", PLUGIN_ERROR,
+                        f"Execute plugin when job add failed, err: failed to get plugin {missing[0]}")
+            return
         for plugin in plugins_of(job):
-            self._wrote |= plugin.on_job_add(self.store, job)
+            mark = f"plugin-{plugin.name}"
+            if plugin.CONTROLLED and marks.get(mark) == plugin.name:
+                continue
+            self._tell_warnings(job, plugin)
+            try:
+                self._wrote |= plugin.on_job_add(self.store, job)
+            except (PluginError, StoreError) as err:
+                self._event(job, "Warning", PLUGIN_ERROR, f"Execute plugin when job add failed, err: {err}")
+                return  # Volcano stops here: no PodGroup, the next sync tries again
+            if plugin.CONTROLLED:
+                self._marks[key][mark] = plugin.name
         self._ensure_podgroup(job)
+
+    def _tell_warnings(self, job: Obj, plugin: JobPlugin) -> None:
+        """A plugin's argument problems (Volcano only logs them), told once per job as a Warning event."""
+        warnings = plugin.warnings()
+        told = (str(meta(job).get("uid") or name_of(job)), plugin.name)
+        if not warnings or told in self._warned:
+            return
+        self._warned.add(told)
+        for warning in warnings:
+            self._event(job, "Warning", PLUGIN_ERROR, warning)
 
     def _on_job_update(self, job: Obj) -> None:
         """``initOnJobUpdate``: the spec changed (scaling): PodGroup and plugin objects follow."""
         for plugin in plugins_of(job):
-            self._wrote |= plugin.on_job_update(self.store, job)
+            try:
+                self._wrote |= plugin.on_job_update(self.store, job)
+            except (PluginError, StoreError) as err:
+                self._event(job, "Warning", PLUGIN_ERROR, f"Execute plugin when job add failed, err: {err}")
+                return
         if self.podgroups.get(namespace_of(job), podgroup_name(job)) is not None:
             self._ensure_podgroup(job)
 
@@ -421,8 +520,8 @@ class JobController:
                 self._wrote = True
             except AlreadyExists:
                 self.podgroups.put(self.store.get(PODGROUPS, ns, podgroup_name(job)))
-            except Invalid:
-                pass  # e.g. the queue was closed since the job was admitted: the job waits, Pending
+            except Invalid as err:  # e.g. the queue was closed since the job was admitted: the job waits, Pending
+                self._event(job, "Warning", PODGROUP_ERROR, f"Failed to create PodGroup, err: {err}")
             return
         wanted = podgroup_spec(job, priorities)
         current = pg.get("spec") or {}
@@ -472,41 +571,84 @@ class JobController:
         pods = {name_of(p): p for p in self._pods(key)}
         by_task: dict[str, list[Obj]] = defaultdict(list)
         for pod in pods.values():
-            by_task[annotations(pod).get(TASK_SPEC, "")].append(pod)
+            by_task[annotations_of(pod).get(TASK_SPEC, "")].append(pod)
         pg = self.podgroups.get(key[0], podgroup_name(job))
         admitted = pg is not None and _phase(pg) not in ("", "Pending")
+        if pg is not None:
+            self._tell_podgroup(job, pg)
         status = job.get("status") or {}
+        version = int(status.get("version") or 0)
         expected: set[str] = set()
+        to_create: list[tuple[Obj, Obj]] = []  # (task, pod)
         for task in tasks_of(job):
             names = [pod_name(key[1], str(task.get("name")), i) for i in range(int(task.get("replicas") or 0))]
             expected.update(names)
             if not admitted or _job_phase(job) in FINISHED:
                 continue
-            if not self._deps_met(job, task, by_task):
-                continue
+            ready = None
             for index, name in enumerate(names):
                 if name in pods:
                     continue
-                pod = build_pod(job, task, index, version=int(status.get("version") or 0),
-                                retry_count=int(status.get("retryCount") or 0))
+                if ready is None:
+                    ready = self._deps_met(job, task, by_task)
+                if not ready:
+                    break
                 try:
-                    created = self.store.create(PODS, pod)
-                except AlreadyExists:
-                    created = self.store.get(PODS, key[0], name)
-                self.pods.put(created)
-                self._index(created)
-                self._wrote = True
-                if _watches_pending(job, task):
-                    self._queue[key].append(Request(*key, event=POD_PENDING, task=str(task.get("name")), pod=name,
-                                                    job_version=int(status.get("version") or 0)))
+                    pod = build_pod(job, task, index, version=version, retry_count=int(status.get("retryCount") or 0))
+                except PluginError as err:  # Volcano creates none of the job's pods then, and tries again later
+                    self._event(job, "Warning", PLUGIN_ERROR, f"Execute plugin when pod create failed, err: {err}")
+                    return
+                to_create.append((task, pod))
+        failures = []
+        for task, pod in to_create:
+            name = name_of(pod)
+            try:
+                created = self.store.create(PODS, pod)
+            except AlreadyExists:
+                created = self.store.get(PODS, key[0], name)
+            except StoreError as err:
+                failures.append(f"failed to create pod {name}, err: {err}")
+                continue
+            self.pods.put(created)
+            self._index(created)
+            self._wrote = True
+            if _watches_pending(job, task):
+                self._queue[key].append(Request(*key, event=POD_PENDING, task=str(task.get("name")), pod=name,
+                                                job_version=version))
+        if failures:
+            self._event(job, "Warning", FAILED_CREATE, f"Error creating pods: [{'; '.join(failures)}]")
+            return
         for name, pod in pods.items():
             if name not in expected:
                 self._wrote |= self._delete_pod(pod)
 
+    def _tell_podgroup(self, job: Obj, pg: Obj) -> None:
+        """``recordPodGroupEvent``: the PodGroup's latest true condition, when it is not Scheduled, as a Warning.
+
+        Volcano records it on every sync of the job (the recorder folds the repeats); here it is told when
+        the condition changes, which tells the same story without a write per sync.
+        """
+        key = (namespace_of(job), name_of(job))
+        latest = None
+        for cond in (pg.get("status") or {}).get("conditions") or []:
+            if cond.get("status") == "True" and (
+                    latest is None or str(cond.get("lastTransitionTime") or "") >= str(latest.get("lastTransitionTime")
+                                                                                        or "")):
+                latest = cond
+        if latest is None or latest.get("type") == "Scheduled":
+            self._told_pg.pop(key, None)
+            return
+        told = (str(latest.get("type") or ""), str(latest.get("message") or ""))
+        if self._told_pg.get(key) == told:
+            return
+        self._told_pg[key] = told
+        self._event(job, "Warning", PODGROUP_PENDING,
+                    f"PodGroup {key[0]}:{key[1]} {told[0].lower()}, reason: {told[1]}")
+
     # --- status ------------------------------------------------------------------------------------
 
     def _counts(self, job: Obj) -> Obj:
-        counts = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "terminating": 0, "unknown": 0}
+        counts: Obj = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "terminating": 0, "unknown": 0}
         per_task: dict[str, dict[str, int]] = {}
         for pod in self._pods((namespace_of(job), name_of(job))):
             if meta(pod).get("deletionTimestamp"):
@@ -515,7 +657,7 @@ class JobController:
             phase = _phase(pod) or "Pending"
             field = phase.lower() if phase.lower() in counts else "unknown"
             counts[field] += 1
-            task = per_task.setdefault(annotations(pod).get(TASK_SPEC, ""), {})
+            task = per_task.setdefault(annotations_of(pod).get(TASK_SPEC, ""), {})
             task[phase] = task.get(phase, 0) + 1
         counts["taskStatusCount"] = {t: {"phase": dict(sorted(p.items()))} for t, p in sorted(per_task.items())}
         return counts
@@ -528,6 +670,12 @@ class JobController:
         status["version"] = int(old.get("version") or 0) + (1 if bump else 0)
         state = dict(old.get("state") or {})
         status["state"] = state
+        marks = self._marks.pop((namespace_of(job), name_of(job)), None)
+        if marks:
+            controlled = {k: v for k, v in {**(old.get("controlledResources") or {}), **marks}.items() if v is not None}
+            status["controlledResources"] = controlled
+            if not controlled:
+                status.pop("controlledResources")
         before = str(state.get("phase") or "")
         if not before:
             state["phase"] = PENDING
@@ -537,6 +685,12 @@ class JobController:
         if after != before:
             now = rfc3339(self.clock.now())
             state["lastTransitionTime"] = now
+            created = meta(job).get("creationTimestamp")
+            if created:  # as Volcano: from creation to the last transition
+                with contextlib.suppress(ValueError):
+                    status["runningDuration"] = format_duration(
+                        max(0.0, self.clock.now() - datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+                            .timestamp()))
             state["reason"] = action if action != SYNC_JOB else (req.event if req.event != OUT_OF_SYNC else "")
             state["message"] = _message(before, after, action, req)
             status["conditions"] = [*(old.get("conditions") or []), {"status": after, "lastTransitionTime": now}]
@@ -547,10 +701,16 @@ class JobController:
         body = {**job, "status": status}
         body["metadata"] = {k: v for k, v in meta(job).items() if k != "resourceVersion"}
         try:
-            self.jobs.put(self.store.update(JOBS, body, subresource="status"))
+            written = self.store.update(JOBS, body, subresource="status")
         except NotFound:
             return
+        self.jobs.put(written)
         self._wrote = True
+        if after != before and before:
+            # Volcano's controller keeps phase changes in the status (conditions) only; as an event they tell
+            # ``kubectl describe vcjob`` the job's story next to the actions that caused them (from the first
+            # change on: a new job is Pending, which says nothing the job's creation does not).
+            self._event(written, "Warning" if after == FAILED else "Normal", after, str(state["message"]))
 
 
 def _watches_pending(job: Obj, task: Obj) -> bool:

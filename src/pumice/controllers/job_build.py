@@ -24,7 +24,7 @@ from .names import (
     TASK_INDEX,
     TASK_SPEC,
     TEMPLATE_UID,
-    annotations,
+    annotations_of,
     labels,
     name_of,
     namespace_of,
@@ -159,8 +159,8 @@ def build_podgroup(job: Obj, priorities: Mapping[str, int]) -> Obj:
     }
     if labels(job):
         meta["labels"] = dict(labels(job))
-    if annotations(job):
-        meta["annotations"] = dict(annotations(job))
+    if annotations_of(job):
+        meta["annotations"] = dict(annotations_of(job))
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "PodGroup",
@@ -197,8 +197,8 @@ def build_pod(job: Obj, task: Obj, index: int, *, version: int, retry_count: int
     if task.get("topologyPolicy"):
         pod_annotations["volcano.sh/numa-topology-policy"] = str(task["topologyPolicy"])
     for key in INHERITED_ANNOTATIONS:
-        if key in annotations(job):
-            pod_annotations[key] = annotations(job)[key]
+        if key in annotations_of(job):
+            pod_annotations[key] = annotations_of(job)[key]
         if key in labels(job):
             pod_labels[key] = labels(job)[key]
     pod_labels.update({
@@ -225,7 +225,7 @@ def build_pod(job: Obj, task: Obj, index: int, *, version: int, retry_count: int
         "status": {"phase": "Pending"},
     }
     for plugin in plugins_of(job):
-        plugin.on_pod_create(pod, job, task, index)
+        plugin.on_pod_create(pod, job)  # may raise PluginError: then no pod at all (Volcano's syncJob)
     return pod
 
 

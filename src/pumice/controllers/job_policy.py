@@ -13,7 +13,7 @@ from typing import Any
 
 from .job_state import SYNC_JOB
 
-__all__ = ["ANY_EVENT", "OUT_OF_SYNC", "POD_PENDING", "Request", "apply_policies", "parse_duration"]
+__all__ = ["ANY_EVENT", "OUT_OF_SYNC", "POD_PENDING", "Request", "apply_policies", "format_duration", "parse_duration"]
 
 OUT_OF_SYNC = "OutOfSync"
 POD_PENDING = "PodPending"
@@ -39,6 +39,32 @@ def parse_duration(text: str) -> float:
     if pos != len(text):
         raise ValueError(f"invalid duration {text!r}")
     return total
+
+
+def format_duration(seconds: float) -> str:
+    """Go's ``time.Duration.String``: ``10m0s``, ``1h0m0s``, ``1.5s``, ``500ms``, ``0s``."""
+    nanos = round(seconds * 1e9)
+    sign = "-" if nanos < 0 else ""
+    nanos = abs(nanos)
+    if nanos == 0:
+        return "0s"
+    if nanos < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if nanos >= size:
+                return f"{sign}{_trim(nanos / size)}{unit}"
+    whole, frac = divmod(nanos, 1_000_000_000)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{_trim(secs + frac / 1e9)}s"
+    if hours or minutes:
+        text = f"{minutes}m{text}"
+    if hours:
+        text = f"{hours}h{text}"
+    return sign + text
+
+
+def _trim(value: float) -> str:
+    return f"{value:.9f}".rstrip("0").rstrip(".")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from pumice.clock import Clock
-from pumice.store import Store, change_marker
+from pumice.events import EventRecorder
+from pumice.store import Store
 
 from .gc import GarbageCollector
-from .job import JobController
+from .job import COMPONENT, JobController
+from .jobflow import JobFlowController, JobTemplateController
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
 
@@ -29,21 +31,26 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Queue, PodGroup, Job and GC controllers; creates the ``root`` and ``default`` queues."""
+    """Queue, PodGroup, Job, JobFlow, JobTemplate and GC controllers; creates the ``root`` and ``default`` queues."""
 
     def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS) -> None:
         self.store = store
         self.clock = clock
         self.max_rounds = max_rounds
         ensure_default_queues(store)
-        self.queues = QueueController(store, clock)
+        #: Events of every controller, as ``vc-controller-manager`` (one recorder: repeats fold across them)
+        self.recorder = EventRecorder(store, COMPONENT, clock=clock)
+        self.queues = QueueController(store, clock, self.recorder)
         self.podgroups = PodGroupController(store, clock)
-        self.jobs = JobController(store, clock)
+        self.jobs = JobController(store, clock, self.recorder)
+        self.jobflows = JobFlowController(store, clock, self.recorder)
+        self.jobtemplates = JobTemplateController(store, clock)
         self.gc = GarbageCollector(store, clock)
-        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.gc)
+        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.jobflows,
+                                                    self.jobtemplates, self.gc)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
-        self._changes = change_marker(store)  # moves with every store write
+        self._changes = store.change_marker  # moves with every store write
         self._quiet: object = None  # its value when a sync last left every controller idle
 
     def _steps(self) -> tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool]:

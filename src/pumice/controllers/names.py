@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from pumice.api.resources import COMMANDS, JOBS, PODGROUPS, QUEUES
+from pumice.api.group_name import GROUP_NAME
+from pumice.api.resources import COMMANDS, JOBFLOWS, JOBS, JOBTEMPLATES, PODGROUPS, QUEUES
 
 __all__ = [
     "COMMANDS",
     "CONFIGMAPS",
     "GROUP_MIN_MEMBER",
     "GROUP_NAME",
+    "JOBFLOWS",
     "JOBS",
+    "JOBTEMPLATES",
     "JOB_NAME",
     "JOB_NAMESPACE",
     "JOB_RETRY_COUNT",
     "JOB_VERSION",
+    "NETWORKPOLICIES",
     "PARTITION_ID",
     "PODGROUPS",
     "PODS",
@@ -27,7 +31,7 @@ __all__ = [
     "TASK_INDEX",
     "TASK_SPEC",
     "TEMPLATE_UID",
-    "annotations",
+    "annotations_of",
     "labels",
     "meta",
     "name_of",
@@ -39,8 +43,8 @@ PODS = "pods"
 SERVICES = "services"
 CONFIGMAPS = "configmaps"
 SECRETS = "secrets"
+NETWORKPOLICIES = "networkpolicies.networking.k8s.io"
 
-GROUP_NAME = "scheduling.k8s.io/group-name"
 TASK_SPEC = "volcano.sh/task-spec"
 TASK_INDEX = "volcano.sh/task-index"
 JOB_NAME = "volcano.sh/job-name"
@@ -72,7 +76,7 @@ def uid_of(obj: Obj) -> str:
     return str(meta(obj).get("uid") or "")
 
 
-def annotations(obj: Obj) -> dict[str, str]:
+def annotations_of(obj: Obj) -> dict[str, str]:
     return meta(obj).get("annotations") or {}
 
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from pumice.api.quantity import format_quantity
 from pumice.clock import Clock
-from pumice.store import AlreadyExists, NotFound, Store, read_only_results
+from pumice.store import AlreadyExists, NotFound, Store
 
 from .job_build import pod_requests
 from .mirror import Delta, Mirror
-from .names import GROUP_MIN_MEMBER, GROUP_NAME, PODGROUPS, PODS, QUEUE_NAME_POD, annotations, meta, name_of, uid_of
+from .names import GROUP_MIN_MEMBER, GROUP_NAME, PODGROUPS, PODS, QUEUE_NAME_POD, annotations_of, meta, name_of, uid_of
 
 __all__ = ["SCHEDULER_NAMES", "PodGroupController", "podgroup_for_pod"]
 
@@ -32,7 +32,7 @@ def _owner(pod: Obj) -> Obj | None:
 
 
 def _min_member(pod: Obj) -> int:
-    text = annotations(pod).get(GROUP_MIN_MEMBER, "")
+    text = annotations_of(pod).get(GROUP_MIN_MEMBER, "")
     return int(text) if text.isdigit() and int(text) > 0 else 1
 
 
@@ -45,21 +45,21 @@ def podgroup_for_pod(pod: Obj) -> Obj:
     members = _min_member(pod)
     requests = pod_requests(pod.get("spec") or {})
     spec: Obj = {"minMember": members}
-    queue = annotations(pod).get(QUEUE_NAME_POD)
+    queue = annotations_of(pod).get(QUEUE_NAME_POD)
     if queue:
         spec["queue"] = queue
     if (pod.get("spec") or {}).get("priorityClassName"):
         spec["priorityClassName"] = pod["spec"]["priorityClassName"]
     if requests:
         spec["minResources"] = {k: format_quantity(v * members, milli=True) for k, v in sorted(requests.items()) if v}
-    mode = annotations(pod).get(_TOPOLOGY_MODE)
+    mode = annotations_of(pod).get(_TOPOLOGY_MODE)
     if mode:
         topology: Obj = {"mode": mode}
-        tier = annotations(pod).get(_TOPOLOGY_TIER, "")
+        tier = annotations_of(pod).get(_TOPOLOGY_TIER, "")
         if tier.isdigit():
             topology["highestTierAllowed"] = int(tier)
         spec["networkTopology"] = topology
-    inherited = {k: v for k, v in annotations(pod).items() if k.startswith("volcano.sh/")}
+    inherited = {k: v for k, v in annotations_of(pod).items() if k.startswith("volcano.sh/")}
     pg_meta: Obj = {"name": f"podgroup-{group_uid}", "namespace": meta(pod).get("namespace") or "default",
                     "ownerReferences": [owner_ref]}
     if inherited:
@@ -75,7 +75,6 @@ class PodGroupController:
         self.store = store
         self.clock = clock
         self.pods = Mirror(store, PODS)
-        self._ro = read_only_results(store)  # write results go to the mirror, which only reads them
         self._backlog: list[Delta] = [Delta(k, None, p) for k, p in sorted(self.pods.objects.items())]
         self.pods.drain()
 
@@ -95,17 +94,17 @@ class PodGroupController:
 
     def _seen(self, pod: Obj) -> bool:
         spec = pod.get("spec") or {}
-        if spec.get("schedulerName") not in SCHEDULER_NAMES or GROUP_NAME in annotations(pod):
+        if spec.get("schedulerName") not in SCHEDULER_NAMES or GROUP_NAME in annotations_of(pod):
             return False
         if meta(pod).get("deletionTimestamp"):
             return False
         pg = podgroup_for_pod(pod)
         ns, pg_name = pg["metadata"]["namespace"], pg["metadata"]["name"]
         with contextlib.suppress(AlreadyExists):
-            self.store.create(PODGROUPS, pg, **self._ro)
+            self.store.create(PODGROUPS, pg, copy=False)
         try:
             updated = self.store.patch(PODS, ns, name_of(pod), {"metadata": {"annotations": {GROUP_NAME: pg_name}}},
-                                       **self._ro)
+                                       copy=False)
         except NotFound:
             return True
         self.pods.put(updated)
@@ -114,11 +113,11 @@ class PodGroupController:
     def _deleted(self, pod: Obj | None) -> bool:
         if pod is None:
             return False
-        group = annotations(pod).get(GROUP_NAME, "")
+        group = annotations_of(pod).get(GROUP_NAME, "")
         if group != f"podgroup-{uid_of(pod)}":
             return False  # a job's or an owner's group: not ours to remove
         try:
-            self.store.delete(PODGROUPS, meta(pod).get("namespace") or "default", group, **self._ro)
+            self.store.delete(PODGROUPS, meta(pod).get("namespace") or "default", group, copy=False)
         except NotFound:
             return False
         return True

@@ -14,10 +14,11 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from pumice.clock import Clock
-from pumice.store import AlreadyExists, NotFound, Store, read_only_results
+from pumice.events import EventRecorder
+from pumice.store import AlreadyExists, NotFound, Store
 
 from .mirror import Delta, Mirror
-from .names import COMMANDS, PODGROUPS, QUEUES, annotations, name_of, namespace_of
+from .names import COMMANDS, PODGROUPS, QUEUES, annotations_of, name_of, namespace_of
 
 __all__ = [
     "CLOSED_BY_PARENT",
@@ -78,13 +79,13 @@ def _pg_phase(pg: Obj) -> str:
 class QueueController:
     """Keeps queue parents, states and PodGroup counts; handles Open/CloseQueue Commands."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock, recorder: EventRecorder | None = None) -> None:
         self.store = store
         self.clock = clock
+        self.recorder = recorder or EventRecorder(store, "vc-controller-manager", clock=clock)
         self.queues = Mirror(store, QUEUES)
         self.podgroups = Mirror(store, PODGROUPS)
         self.commands = Mirror(store, COMMANDS)
-        self._ro = read_only_results(store)  # write results go to the mirrors, which only read them
         self._children: dict[str, set[str]] = defaultdict(set)
         self._counts: dict[str, Counter[str]] = defaultdict(Counter)
         self._dirty: set[str] = set(name for _, name in self.queues.objects)
@@ -170,19 +171,22 @@ class QueueController:
         counts = self._counts.get(name)
         return counts is not None and sum(counts.values()) > 0
 
-    def _set_state(self, name: str, state: str) -> None:
+    def _set_state(self, name: str, state: str) -> bool:
         queue = self.queues.get("", name)
         if queue is None or _state(queue) == state:
-            return
-        with contextlib.suppress(NotFound):
+            return False
+        try:
             self.queues.put(self.store.patch(QUEUES, None, name, {"status": {"state": state}}, subresource="status",
-                                             **self._ro))
-            self._wrote = True
+                                             copy=False))
+        except NotFound:
+            return False
+        self._wrote = True
+        return True
 
     def _annotate(self, name: str, value: str | None) -> None:
         with contextlib.suppress(NotFound):
             patch = {"metadata": {"annotations": {CLOSED_BY_PARENT: value}}}
-            self.queues.put(self.store.patch(QUEUES, None, name, patch, **self._ro))
+            self.queues.put(self.store.patch(QUEUES, None, name, patch, copy=False))
             self._wrote = True
 
     def close(self, name: str) -> None:
@@ -193,7 +197,8 @@ class QueueController:
             if _state(self.queues.get("", child)) not in (CLOSING, CLOSED):
                 self._annotate(child, name)
                 self.close(child)
-        self._set_state(name, CLOSING if self._holds_podgroups(name) else CLOSED)
+        if self._set_state(name, CLOSING if self._holds_podgroups(name) else CLOSED):
+            self.recorder.event(self.queues.get("", name) or {}, "Normal", "CloseQueue", "Close queue succeed")
 
     def open(self, name: str) -> None:
         """OpenQueue: refused while the parent is Closing/Closed; reopens children this queue closed."""
@@ -202,10 +207,13 @@ class QueueController:
             return
         parent = _parent(queue)
         if parent and _state(self.queues.get("", parent)) in (CLOSING, CLOSED):
+            self.recorder.event(queue, "Warning", "OpenQueue",
+                                f"OpenQueue queue failed for Failed to open queue {name} because its parent queue "
+                                f"{parent} is closing or closed. Open the parent queue first.")
             return
         self._set_state(name, OPEN)
         for child in sorted(self._children.get(name, ())):
-            if annotations(self.queues.get("", child) or {}).get(CLOSED_BY_PARENT) == name:
+            if annotations_of(self.queues.get("", child) or {}).get(CLOSED_BY_PARENT) == name:
                 self._annotate(child, None)
                 self.open(child)
 
@@ -217,7 +225,7 @@ class QueueController:
             return
         if name != "root" and not _parent(queue):
             with contextlib.suppress(NotFound):
-                queue = self.store.patch(QUEUES, None, name, {"spec": {"parent": "root"}}, **self._ro)
+                queue = self.store.patch(QUEUES, None, name, {"spec": {"parent": "root"}}, copy=False)
                 self.queues.put(queue)
                 self._wrote = True
         status = queue.get("status") or {}
@@ -234,7 +242,7 @@ class QueueController:
                 wanted[field] = count
         if wanted:
             try:
-                patched = self.store.patch(QUEUES, None, name, {"status": wanted}, subresource="status", **self._ro)
+                patched = self.store.patch(QUEUES, None, name, {"status": wanted}, subresource="status", copy=False)
             except NotFound:
                 return
             self.queues.put(patched)

@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 from pumice.api import ManifestError, apply_defaults, load_text
 from pumice.store import Store, StoreError
 
-from . import data
+from . import pages
 from .auth import COOKIE_NAME, authorized, cookie_value
 from .mirror import StoreMirror
 
@@ -127,7 +127,7 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
     a full list per poll) unless ``mirror`` is false; an answer is recomputed at most every ``min_interval``
     seconds however many tabs poll.
     """
-    source: Any = StoreMirror(store, data.RESOURCES) if mirror else store
+    source: Any = StoreMirror(store, pages.RESOURCES) if mirror else store
 
     def index(request: Request) -> Response:
         given = request.query_params.get("token")
@@ -213,19 +213,19 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
         Route("/", index, methods=["GET"]),
         Route("/dashboard/logout", logout, methods=["GET", "POST"]),
         Mount("/dashboard/static", app=StaticFiles(directory=STATIC_DIR), name="dashboard-static"),
-        Route(f"{API}/overview", view(lambda r: data.overview(source)), methods=["GET"]),
-        Route(f"{API}/jobs", view(lambda r: data.jobs(source)), methods=["GET"]),
+        Route(f"{API}/overview", view(lambda r: pages.overview(source)), methods=["GET"]),
+        Route(f"{API}/jobs", view(lambda r: pages.jobs(source)), methods=["GET"]),
         Route(
             API + "/jobs/{namespace}/{name}",
-            view(lambda r: data.job_detail(source, r.path_params["namespace"], r.path_params["name"],
+            view(lambda r: pages.job_detail(source, r.path_params["namespace"], r.path_params["name"],
                                            r.query_params.get("kind") or "Job")),
             methods=["GET"],
         ),
-        Route(f"{API}/pods", view(lambda r: data.pods(source)), methods=["GET"]),
-        Route(f"{API}/podgroups", view(lambda r: data.podgroups(source)), methods=["GET"]),
-        Route(f"{API}/queues", view(lambda r: data.queues(source)), methods=["GET"]),
-        Route(f"{API}/nodes", view(lambda r: data.nodes(source)), methods=["GET"]),
-        Route(f"{API}/topology", view(lambda r: data.topology(source)), methods=["GET"]),
+        Route(f"{API}/pods", view(lambda r: pages.pods(source)), methods=["GET"]),
+        Route(f"{API}/podgroups", view(lambda r: pages.podgroups(source)), methods=["GET"]),
+        Route(f"{API}/queues", view(lambda r: pages.queues(source)), methods=["GET"]),
+        Route(f"{API}/nodes", view(lambda r: pages.nodes(source)), methods=["GET"]),
+        Route(f"{API}/topology", view(lambda r: pages.topology(source)), methods=["GET"]),
         Route(f"{API}/apply", apply, methods=["POST"]),
     ]
 

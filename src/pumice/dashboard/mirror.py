@@ -36,7 +36,7 @@ class _Resource:
 
 
 class StoreMirror:
-    """Duck-types the read side of ``Store`` used by :mod:`pumice.dashboard.data`: ``list`` and
+    """Duck-types the read side of ``Store`` used by :mod:`pumice.dashboard.pages`: ``list`` and
     ``resource_version``. Objects handed out are shared: callers must not mutate them."""
 
     def __init__(self, store: Store, resources: Iterable[str], *, idle: float = DEFAULT_IDLE,

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from pumice.api.labels import node_selector_term
 from pumice.api.quantity import int_value
-from pumice.scheduler.plugins.matching import match_node_selector_term, untolerated
+from pumice.scheduler.plugins.matching import untolerated
 from pumice.scheduler.resources import ResourceSpace
 from pumice.scheduler.topology.tree import HyperNodeTree
 
@@ -260,7 +261,7 @@ class MemberCapacity:
             labels = self.labels[j]
             selected = all(labels.get(k) == v for k, v in task.node_selector.items())
             affine = task.affinity_terms is None or any(
-                match_node_selector_term(labels, self.names[j], t) for t in task.affinity_terms)
+                node_selector_term(t).matches(labels, self.names[j]) for t in task.affinity_terms)
             tolerated = not self.taints[j] or not untolerated(self.taints[j], list(task.tolerations), _BLOCKING)
             mask[j] = selected and affine and tolerated
         self._eligible[task.shape] = mask

@@ -17,8 +17,9 @@ from typing import Any
 
 import yaml
 
+from pumice.api.labels import Selector as LabelSelector
 from pumice.api.quantity import QuantityError, milli_value
-from pumice.store import BadRequest, LabelSelector, parse_label_selector
+from pumice.store import BadRequest, parse_label_selector
 
 from . import names
 

@@ -31,7 +31,7 @@ from pumice.clock import Clock, rfc3339
 from pumice.controllers.mirror import Delta, Mirror
 from pumice.events import EventRecorder, EventType
 from pumice.scheduler.resources import ResourceSpace
-from pumice.store import Conflict, NotFound, Store, StoreError, read_only_results
+from pumice.store import Conflict, NotFound, Store, StoreError
 
 from . import names
 from .choice import ClusterChooser
@@ -76,7 +76,7 @@ class Federation:
         self.dispatcher = Dispatcher(self)
         self.recorder = EventRecorder(host, "pumice-federation", clock=clock) if events else None
         self.started = clock.now()
-        self._ro = read_only_results(host)
+        self._ro: dict[str, Any] = {"copy": False}  # results only read (kept by the mirrors)
         self.clusters = Mirror(host, names.CLUSTERS)
         self.queues = Mirror(host, names.QUEUES)
         self.priority_classes = Mirror(host, names.PRIORITYCLASSES)

@@ -39,9 +39,11 @@ JOBS = "jobs.batch.volcano.sh"
 _EPS = 0.1
 #: queue.status count field -> the controller's metric
 _PODGROUP_PHASES = ("inqueue", "pending", "running", "unknown", "completed")
+#: label values -> a histogram
+Series = dict[tuple[str, ...], Buckets]
 
 
-def _histogram(name: str, doc: str, labels: list[str], series: dict[tuple[str, ...], Buckets]) -> HistogramMetricFamily:
+def _histogram(name: str, doc: str, labels: list[str], series: Series) -> HistogramMetricFamily:
     family = HistogramMetricFamily(PREFIX + name, doc, labels=labels)
     for values, hist in sorted(series.items()):
         buckets, total = hist.cumulative()
@@ -66,11 +68,11 @@ class ClusterCollector(Collector):
     def _scheduler(self) -> Iterator[Metric]:
         m = self.scheduler
         with m.lock:
-            e2e = {(): m.e2e}
-            opened = {(): m.open_session}
-            task = {(): m.task_latency}
-            actions = {(name,): hist for name, hist in m.actions.items()}
-            plugins = dict(m.plugins)
+            e2e: Series = {(): m.e2e}
+            opened: Series = {(): m.open_session}
+            task: Series = {(): m.task_latency}
+            actions: Series = {(name,): hist for name, hist in m.actions.items()}
+            plugins: Series = {labels: hist for labels, hist in m.plugins.items()}
             attempts = dict(m.attempts)
             preemption_attempts, victims = m.preemption_attempts, m.preemption_victims
             last = m.last
@@ -181,17 +183,18 @@ class ClusterCollector(Collector):
             jobs = []
         finished: dict[str, dict[tuple[str, str], int]] = {"Completed": {}, "Failed": {}}
         for job in jobs:
-            phase = ((job.get("status") or {}).get("state") or {}).get("phase")
-            counts = finished.get(str(phase))
-            if counts is not None:
+            job_phase = ((job.get("status") or {}).get("state") or {}).get("phase")
+            by_job = finished.get(str(job_phase))
+            if by_job is not None:
                 key = (str(job["metadata"].get("name")), str((job.get("spec") or {}).get("queue") or "default"))
-                counts[key] = counts.get(key, 0) + 1
-        for phase, counts in finished.items():
-            family = UnknownMetricFamily(PREFIX + f"job_{phase.lower()}_phase_count",
-                                         f"Number of job {phase.lower()} phase", labels=["job_name", "queue_name"])
-            for (name, queue), n in sorted(counts.items()):
-                family.add_metric([name, queue], float(n))
-            yield family
+                by_job[key] = by_job.get(key, 0) + 1
+        for job_phase, by_job in finished.items():
+            jobs_family = UnknownMetricFamily(PREFIX + f"job_{job_phase.lower()}_phase_count",
+                                              f"Number of job {job_phase.lower()} phase",
+                                              labels=["job_name", "queue_name"])
+            for (job_name, queue_name), n in sorted(by_job.items()):
+                jobs_family.add_metric([job_name, queue_name], float(n))
+            yield jobs_family
 
 
 def _resource_families(name: str, what: str, per_queue: dict[str, dict[str, float]]) -> Iterator[Metric]:

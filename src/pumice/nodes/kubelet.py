@@ -27,8 +27,6 @@ from pumice.store import (
     Watch,
     Watcher,
     WatchEvent,
-    owned_patch,
-    read_only_results,
 )
 
 from .duration import exit_code, pod_duration
@@ -64,7 +62,11 @@ def _ready_condition(node: dict[str, Any]) -> str | None:
 
 
 class SimulatedKubelet:
-    """Simulates the kubelets of ``nodes`` (all nodes in the store when ``None``)."""
+    """Simulates the kubelets of ``nodes`` (all nodes in the store when ``None``).
+
+    What it writes it does not read back (``copy=False``), and its status patches are built fresh for the
+    store, which keeps them (``owned=True``).
+    """
 
     def __init__(self, store: Store, clock: Clock, nodes: Iterable[str] | None = None) -> None:
         self.store = store
@@ -77,8 +79,6 @@ class SimulatedKubelet:
         self._waiting: dict[str, dict[str, dict[str, Any]]] = {}  # node not (yet) known -> its bound pods
         self._timers: list[tuple[float, int, str, str]] = []
         self._seq = itertools.count()
-        self._ro = read_only_results(store)  # what this kubelet writes, it does not read back
-        self._status = {**self._ro, **owned_patch(store)}  # its status patches: fresh, handed over to the store
         self._stamp: tuple[float, str] = (math.nan, "")  # the last (time, RFC 3339 text) written
         self._node_watch = self._watch("nodes")
         self._pod_watch = self._watch("pods")
@@ -231,7 +231,7 @@ class SimulatedKubelet:
         if name not in self._failed and _ready_condition(node) is None:
             with contextlib.suppress(StoreError):
                 self.store.patch("nodes", None, name, node_ready_patch(node, True, rfc3339(self.clock.now())),
-                                 subresource="status", **self._status)
+                                 subresource="status", copy=False, owned=True)
                 acted = True
         for pod in self._waiting.pop(name, {}).values():
             acted |= self._on_pod(WatchEvent("MODIFIED", pod))
@@ -269,9 +269,10 @@ class SimulatedKubelet:
             start = _since(pod, now)
         else:
             start = now
+            ns, name = key.split("/", 1)
             try:
-                self.store.patch("pods", *key.split("/", 1), pod_running_patch(pod, ts), subresource="status",
-                                 **self._status)
+                self.store.patch("pods", ns, name, pod_running_patch(pod, ts), subresource="status", copy=False,
+                                 owned=True)
             except StoreError:
                 return False
         try:
@@ -299,15 +300,16 @@ class SimulatedKubelet:
             self._forget(key)
             with contextlib.suppress(StoreError):
                 patch = pod_terminated_patch(pod, self._timestamp(now), exit_code(pod))
-                self.store.patch("pods", *key.split("/", 1), patch, subresource="status", **self._status)
+                ns, name = key.split("/", 1)
+                self.store.patch("pods", ns, name, patch, subresource="status", copy=False, owned=True)
             fired = True
         return fired
 
     def _kill(self, key: str, pod: dict[str, Any], ts: str, reason: str = "NodeFailure") -> int:
         self._forget(key)
+        ns, name = key.split("/", 1)
         with contextlib.suppress(StoreError):
-            self.store.patch("pods", *key.split("/", 1),
-                             pod_failed_patch(pod, ts, reason, "the node running this pod failed"),
+            self.store.patch("pods", ns, name, pod_failed_patch(pod, ts, reason, "the node running this pod failed"),
                              subresource="status")
             return 1
         return 0

@@ -4,12 +4,11 @@
 store admission hook; ``resource_for`` maps a manifest's kind to its store resource.
 """
 
-from .cluster import HAVE_CONTROLLERS, MAX_ROUNDS, Cluster
+from .cluster import MAX_ROUNDS, Cluster
 from .demand import Demand
 from .wiring import admitted_deletes, admitted_resources, attach_admission, default_queues, load_admission, resource_for
 
 __all__ = [
-    "HAVE_CONTROLLERS",
     "MAX_ROUNDS",
     "Cluster",
     "Demand",

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from pumice.clock import Clock, VirtualClock, WallClock, rfc3339, to_datetime
+from pumice.controllers import ControllerManager
 from pumice.metrics import ClusterMetrics
 from pumice.nodes import SimulatedKubelet
 from pumice.scheduler import SchedulerConf
@@ -24,27 +25,16 @@ from pumice.scheduler.loop import SchedulerLoop
 from pumice.store import (
     DEFAULT_HISTORY,
     AlreadyExists,
-    BaseStore,
     MemoryStore,
     NotFound,
     ResourceInfo,
     Store,
-    change_marker,
-    read_only_results,
 )
 
 from .demand import Demand
 from .wiring import attach_admission, default_queues, load_admission, resource_for
 
-__all__ = ["HAVE_CONTROLLERS", "MAX_ROUNDS", "Cluster"]
-
-try:  # written in parallel: the cluster works without it (no VolcanoJobs), tests skip what needs it
-    from pumice.controllers import ControllerManager  # type: ignore[import-not-found, unused-ignore]
-
-    HAVE_CONTROLLERS = True
-except ImportError:  # pragma: no cover - depends on the tree
-    ControllerManager = None
-    HAVE_CONTROLLERS = False
+__all__ = ["MAX_ROUNDS", "Cluster"]
 
 #: How many react-to-each-other rounds one step may take before it is declared a livelock.
 MAX_ROUNDS = 10_000
@@ -97,9 +87,9 @@ class Cluster:
                                 history=history)
         attach_admission(store)
         self.store: Store = store
-        self._changes = change_marker(store)  # what moves when the store is written (see ``_settle``)
+        self._changes = store.change_marker  # what moves when the store is written (see ``_settle``)
         self.period = period
-        self.controllers = ControllerManager(store, self.clock) if controllers and ControllerManager else None
+        self.controllers = ControllerManager(store, self.clock) if controllers else None
         if self.controllers is None:
             default_queues(store)
         #: Prometheus metrics of this cluster, in a registry of its own (``pumice.metrics``).
@@ -240,12 +230,9 @@ class Cluster:
         """Create or update objects as ``kubectl apply`` would (absent: create; present: merge the new body).
 
         Returns the stored objects: copies, or with ``copy=False`` the store's own, read-only (cheaper).
-        ``owned=True`` hands the objects over (see ``BaseStore.create``): for a caller that never touches them,
+        ``owned=True`` hands the objects over (see ``Store.create``): for a caller that never touches them,
         nor any part of them, again.
         """
-        ro = {} if copy else read_only_results(self.store)
-        handed = owned and isinstance(self.store, BaseStore)
-        create_options = {**ro, "owned": True} if handed else ro
         out: list[dict[str, Any]] = []
         for raw in objects:
             # a wire dict (most often), or a KubeObject
@@ -256,18 +243,18 @@ class Cluster:
             if ns is not None:
                 meta["namespace"] = ns
                 obj["metadata"] = meta
-            elif handed:
+            elif owned:
                 obj["metadata"] = meta  # the store fills in its system fields: on this copy, not on the caller's
             name = meta.get("name")
             try:  # absent (the usual case): created at once; the store refuses a taken name before any check
-                out.append(self.store.create(info.name, obj, **create_options))
+                out.append(self.store.create(info.name, obj, copy=copy, owned=owned))
                 continue
             except AlreadyExists:
                 if not name:
                     raise
             body = {k: v for k, v in obj.items() if k not in ("status", "apiVersion", "kind")}
             body["metadata"] = {k: v for k, v in meta.items() if k in ("labels", "annotations")}
-            out.append(self.store.patch(info.name, ns, name, body, **ro))
+            out.append(self.store.patch(info.name, ns, name, body, copy=copy))
         return out
 
     def delete(self, objects: Iterable[Mapping[str, Any]]) -> int:

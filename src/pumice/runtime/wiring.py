@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from pumice.admission import Admission
+from pumice.api.resources import JOBFLOWS, JOBS, JOBTEMPLATES, PODGROUPS, QUEUES
 from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
 
 __all__ = [
@@ -20,33 +22,26 @@ __all__ = [
 _KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
 
 
-def load_admission() -> Callable[..., Any] | None:
-    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks), or ``None`` without that package.
+def load_admission() -> Admission:
+    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks), told which writes it vets.
 
     The hook reads the store it guards: ``Cluster`` attaches it to its store (``hook.attach(store)``).
     """
-    try:
-        from pumice.admission import Admission  # type: ignore[attr-defined, unused-ignore]
-    except ImportError:
-        return None
-    hook: Callable[..., Any] = Admission()
-    if getattr(hook, "resources", None) is None:
-        with contextlib.suppress(ImportError, AttributeError):
-            hook.resources = admitted_resources()  # type: ignore[attr-defined]
-            hook.deletes = admitted_deletes()  # type: ignore[attr-defined]
+    hook = Admission()
+    hook.resources = admitted_resources()
+    hook.deletes = admitted_deletes()
     return hook
 
 
 def admitted_resources() -> frozenset[str]:
-    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups and Queues (see ``pumice.admission``).
+    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups, Queues, JobFlows (and JobTemplates'
+    CRD schema), see ``pumice.admission``.
 
     Declared to the store as the hook's ``resources``, so that every other write (pods, nodes, every status
     write and binding) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
     the hook indeed leaves those writes alone.
     """
-    from pumice.admission.hook import JOBS, PODGROUPS, QUEUES  # type: ignore[attr-defined, unused-ignore]
-
-    return frozenset({JOBS, PODGROUPS, QUEUES})
+    return frozenset({JOBS, PODGROUPS, QUEUES, JOBFLOWS, JOBTEMPLATES})
 
 
 def admitted_deletes() -> frozenset[str]:
@@ -54,14 +49,12 @@ def admitted_deletes() -> frozenset[str]:
 
     Declared as the hook's ``deletes``: deleting a PodGroup or a Job then costs no copy of it for the hook.
     """
-    from pumice.admission.hook import QUEUES  # type: ignore[attr-defined, unused-ignore]
-
     return frozenset({QUEUES})
 
 
 def attach_admission(store: Store) -> None:
     """Give a store's ``Admission`` hook (if it has one) the store it guards."""
-    hook = getattr(store, "_admission", None)
+    hook = getattr(store, "admission", None)
     attach = getattr(hook, "attach", None)
     if callable(attach):
         attach(store)

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from pumice.api.group_name import group_key
 from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, TaskInfo, TaskStatus
 from pumice.scheduler.resources import CPU, DEFAULT_MEMORY, DEFAULT_MILLI_CPU, MEMORY, ResourceSpace
 
-GROUP_NAME_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 TASK_SPEC_KEY = "volcano.sh/task-spec"
 TASK_PRIORITY_ANNOTATION = "volcano.sh/task-priority"
 PREEMPTABLE_KEY = "volcano.sh/preemptable"
@@ -268,14 +268,6 @@ def make_job(space: ResourceSpace, pg: dict[str, Any], catalog: Catalog) -> JobI
     )
 
 
-def pod_group_key(pod: dict[str, Any]) -> str:
-    """``ns/podgroup`` the pod belongs to, or "" (annotation ``scheduling.k8s.io/group-name``)."""
-    meta = _meta(pod)
-    ann = meta.get("annotations") or {}
-    group = next((ann[k] for k in GROUP_NAME_ANNOTATIONS if ann.get(k)), "")
-    return f"{meta.get('namespace') or 'default'}/{group}" if group else ""
-
-
 def _scheduling_fields(spec: dict[str, Any]) -> tuple:
     """The parts of a pod spec its requests and shape come from (a pod's spec barely changes: a
     live cache re-parses it only when these do)."""
@@ -370,7 +362,7 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
     orphans: list[str] = []
     for pod in catalog.pods:
         ours = is_ours(pod, scheduler_names)
-        group = pod_group_key(pod) if ours else ""
+        group = group_key(pod) if ours else ""
         task = make_task(space, pod, catalog, jobs.get(group) if group else None)
         place_task(table, task)
         if task.job is None and ours and task.status == TaskStatus.PENDING:

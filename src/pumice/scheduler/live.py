@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pumice.api.group_name import group_key
 from pumice.scheduler.cache import (
     Catalog,
     ClusterState,
@@ -19,7 +20,6 @@ from pumice.scheduler.cache import (
     make_task,
     may_wait,
     place_task,
-    pod_group_key,
     pod_resource_names,
     task_status,
 )
@@ -135,7 +135,7 @@ class LiveCache:
             for t in tasks.values():
                 self._tasks.setdefault(t.key, t)
         for key, pod in self.objects["Pod"].items():
-            group = pod_group_key(pod) if is_ours(pod, self.scheduler_names) else ""
+            group = group_key(pod) if is_ours(pod, self.scheduler_names) else ""
             if group:
                 self._by_group.setdefault(group, set()).add(key)
         self._state = state
@@ -209,7 +209,7 @@ class LiveCache:
                 self._classify(task.job)
             return
         self._detach(key)
-        old_group = pod_group_key(old) if old is not None and is_ours(old, self.scheduler_names) else ""
+        old_group = group_key(old) if old is not None and is_ours(old, self.scheduler_names) else ""
         if old_group:
             self._by_group.get(old_group, set()).discard(key)
         if new is None:
@@ -218,7 +218,7 @@ class LiveCache:
         if not pod_resource_names(new) <= set(state.space.names) | {"pods"}:
             self._state = None  # a new resource name: the columns change
             return
-        group = pod_group_key(new) if is_ours(new, self.scheduler_names) else ""
+        group = group_key(new) if is_ours(new, self.scheduler_names) else ""
         if group:
             self._by_group.setdefault(group, set()).add(key)
         job = self._all_jobs.get(group) if group else None

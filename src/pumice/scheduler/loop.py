@@ -16,7 +16,7 @@ from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.clock import Clock, rfc3339
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
-from pumice.store import Gone, Store, StoreError, change_marker, read_only_results
+from pumice.store import Gone, Store, StoreError
 
 #: What the scheduler watches, in the order a session needs them.
 WATCHED = (
@@ -97,12 +97,10 @@ class SchedulerLoop:
         self.cache = LiveCache()
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
-        #: Write results are only read: the store may hand back its own (read-only) objects.
-        self._ro = read_only_results(store)
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
         self._written: dict[str, tuple] = {}
         self._seen_versions: tuple[int, ...] = ()
-        self._changes = change_marker(store)
+        self._changes = store.change_marker
         self._synced_version: object = None
 
     def sync(self) -> bool:
@@ -146,22 +144,20 @@ class SchedulerLoop:
     # --- write-back ---------------------------------------------------------------------------
     def _write_back(self, outcome: SessionOutcome) -> int:
         """Write the session's decisions; returns how many binds failed."""
-        from pumice.store import owned_patch
-
         store = self.store
-        # the status patches below are built for the store and never touched again: handed over, not copied
-        handed = {**self._ro, **owned_patch(store)}
+        # write results are only read (``copy=False``: the store may hand back its own objects); the status
+        # patches below are built for the store and never touched again: handed over (``owned=True``)
         for pod in outcome.evictions:
             ns, name = pod.split("/", 1)
             try:
-                store.delete("pods", ns, name, **self._ro)
+                store.delete("pods", ns, name, copy=False)
             except StoreError:  # already gone: the watch says so
                 self.cache.resync("Pod", pod)
         bind_errors = 0
         for pod, node in outcome.binds.items():
             ns, name = pod.split("/", 1)
             try:
-                store.bind(ns, name, node, **self._ro)
+                store.bind(ns, name, node, copy=False)
             except StoreError:  # deleted or bound meanwhile: take the store's word for it
                 bind_errors += 1
                 self.cache.resync("Pod", pod)
@@ -202,7 +198,8 @@ class SchedulerLoop:
             if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
                 ns, name = key.split("/", 1)
                 try:
-                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", **handed)
+                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", copy=False,
+                                          owned=True)
                 except StoreError:
                     written.pop(key, None)
                 else:
@@ -221,7 +218,7 @@ class SchedulerLoop:
             ns, name = key.split("/", 1)
             with contextlib.suppress(StoreError):
                 store.patch("pods", ns, name, {"status": {"conditions": [*others, cond]}}, subresource="status",
-                            **handed)
+                            copy=False, owned=True)
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)
@@ -229,7 +226,7 @@ class SchedulerLoop:
                 continue
             with contextlib.suppress(StoreError):
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
-                            **self._ro)
+                            copy=False)
         return bind_errors
 
 

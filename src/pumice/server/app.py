@@ -34,7 +34,6 @@ from pumice.store import (
     NotFound,
     Store,
     StoreError,
-    read_only_results,
 )
 
 from . import discovery
@@ -261,7 +260,7 @@ class _Api:
         if token is None:
             # a chunked list keeps the store's own (read-only) objects for its next chunks, never copies
             items, rv = self.store.list(target.resource.store_name, target.namespace, label_selector=labels,
-                                        field_selector=fields, **(read_only_results(self.store) if limit else {}))
+                                        field_selector=fields, copy=not limit)
         page = self.pager.page((target.resource.store_name, target.namespace, labels, fields), items, rv, limit,
                                token, selectors=bool(labels or fields))
         meta: dict[str, Any] = {}

@@ -101,8 +101,10 @@ def _walk(value: Any, prefix: Path, builtin: bool) -> Iterator[Path]:
         for key, child in value.items():
             path = (*prefix, f"f:{key}")
             if isinstance(child, dict) and child:
-                if not builtin and prefix[:1] != ("f:metadata",):
-                    yield (*path, ".")  # a map of a schemaless custom resource is owned itself too
+                if not builtin:
+                    # A map of a custom resource is owned itself too (its labels and annotations as well, as
+                    # kube-apiserver records them for CRDs with structural schemas such as pumice crds').
+                    yield (*path, ".")
                 yield from _walk(child, path, builtin)
             elif isinstance(child, list) and child:
                 mode = _list_key(key, child, builtin)

@@ -26,17 +26,20 @@ _EXTRA: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "services": ("service", ("svc",), ("all",)),
     "configmaps": ("configmap", ("cm",), ()),
     "secrets": ("secret", (), ()),
+    "networkpolicies.networking.k8s.io": ("networkpolicy", ("netpol",), ()),
     "priorityclasses.scheduling.k8s.io": ("priorityclass", ("pc",), ()),
     "jobs.batch.volcano.sh": ("job", ("vcjob", "vj"), ("volcano",)),
     "podgroups.scheduling.volcano.sh": ("podgroup", ("pg", "podgroup-v1beta1"), ("volcano",)),
     "queues.scheduling.volcano.sh": ("queue", ("q", "queue-v1beta1"), ("volcano",)),
     "commands.bus.volcano.sh": ("command", (), ("volcano",)),
+    "jobflows.flow.volcano.sh": ("jobflow", ("jf",), ("volcano",)),
+    "jobtemplates.flow.volcano.sh": ("jobtemplate", ("jt",), ("volcano",)),
     "hypernodes.topology.volcano.sh": ("hypernode", ("hn",), ("volcano",)),
     "clusters.federation.pumice.io": ("cluster", ("mc",), ("pumice",)),
 }
 
 #: Kinds whose Go types kubectl knows (strategic merge patch applies to them, not to custom resources).
-CORE_GROUPS = frozenset({"", "scheduling.k8s.io"})
+CORE_GROUPS = frozenset({"", "scheduling.k8s.io", "networking.k8s.io"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,13 +121,9 @@ class ResourceIndex:
     def __init__(self, infos: Iterable[ResourceInfo]) -> None:
         self.resources: list[ApiResource] = [_describe(info) for info in infos]
         self._by_path = {(r.group, r.version, r.plural): r for r in self.resources}
-        self._by_store = {r.store_name: r for r in self.resources}
 
     def lookup(self, group: str, version: str, plural: str) -> ApiResource | None:
         return self._by_path.get((group, version, plural))
-
-    def by_store_name(self, name: str) -> ApiResource | None:
-        return self._by_store.get(name)
 
     def groups(self) -> dict[str, list[str]]:
         """Group name -> versions, in first-seen order (the core group is ``""``)."""

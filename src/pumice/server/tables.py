@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pumice.api.registry import MODELS
+from pumice.api.resources import resource_of
+
 __all__ = [
     "TABLE_MEDIA",
     "Column",
@@ -166,38 +169,11 @@ def _crd_cell(column: Column, obj: dict[str, Any], now: float) -> Any:
     return value
 
 
-#: Volcano CRDs' additionalPrinterColumns (config/crd/volcano/bases).
+#: The custom kinds' printer columns, as their CRDs declare them (``KubeObject.PRINTER_COLUMNS``).
 _CRD_COLUMNS: dict[str, tuple[Column, ...]] = {
-    "jobs.batch.volcano.sh": (
-        Column("STATUS", "string", ".status.state.phase"),
-        Column("minAvailable", "integer", ".status.minAvailable"),
-        Column("RUNNINGS", "integer", ".status.running"),
-        Column("AGE", "date", ".metadata.creationTimestamp"),
-        Column("QUEUE", "string", ".spec.queue", priority=1),
-    ),
-    "podgroups.scheduling.volcano.sh": (
-        Column("STATUS", "string", ".status.phase"),
-        Column("minMember", "integer", ".spec.minMember"),
-        Column("RUNNINGS", "integer", ".status.running"),
-        Column("AGE", "date", ".metadata.creationTimestamp"),
-        Column("QUEUE", "string", ".spec.queue", priority=1),
-    ),
-    "queues.scheduling.volcano.sh": (Column("PARENT", "string", ".spec.parent"),),
-    "hypernodes.topology.volcano.sh": (
-        Column("Tier", "integer", ".spec.tier"),
-        Column("TierName", "string", ".spec.tierName"),
-        Column("NodeCount", "integer", ".status.nodeCount"),
-        Column("Age", "date", ".metadata.creationTimestamp"),
-    ),
-    "clusters.federation.pumice.io": (
-        Column("READY", "string", '.status.conditions[?(@.type=="Ready")].status'),
-        Column("REGION", "string", ".metadata.labels.topology\\.kubernetes\\.io/region"),
-        Column("NODES", "integer", ".status.resourceSummary.readyNodes"),
-        Column("JOBS", "integer", ".status.dispatchedJobs"),
-        Column("AGE", "date", ".metadata.creationTimestamp"),
-        Column("ZONE", "string", ".metadata.labels.topology\\.kubernetes\\.io/zone", priority=1),
-        Column("VERSION", "string", ".status.kubernetesVersion", priority=1),
-    ),
+    resource_of(model): tuple(Column(c.name, c.type, c.json_path, priority=c.priority) for c in model.PRINTER_COLUMNS)
+    for model in MODELS
+    if model.PRINTER_COLUMNS
 }
 
 
@@ -206,6 +182,7 @@ def federation_host_columns() -> dict[str, tuple[Column, ...]]:
     jobs = _CRD_COLUMNS["jobs.batch.volcano.sh"]
     cluster = Column("CLUSTER", "string", ".metadata.labels.federation\\.pumice\\.io/cluster")
     return {"jobs.batch.volcano.sh": (*jobs[:4], cluster, *jobs[4:])}
+
 
 _DEFAULT_COLUMNS = (Column("Age", "date", ".metadata.creationTimestamp"),)
 

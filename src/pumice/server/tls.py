@@ -2,7 +2,8 @@
 
 kubectl sends a bearer token only over TLS (client-go drops credentials for ``http://`` servers), so the
 control plane serves HTTPS: ``DIR/ca.crt`` signs ``DIR/server.crt`` (SANs ``127.0.0.1``, ``::1``,
-``localhost``), and the kubeconfig carries the CA.
+``localhost``), and the kubeconfig carries the CA. The admission webhook server (``pumice.webhooks``) makes
+its own pair the same way, for the names the API server calls it by (its Service's DNS names, or an IP).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import datetime as dt
 import ipaddress
 import os
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +21,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["TlsFiles", "client_ssl_context", "ensure_certificates"]
+__all__ = ["LOOPBACK_HOSTS", "TlsFiles", "client_ssl_context", "ensure_certificates"]
 
 _VALIDITY = dt.timedelta(days=3650)
+#: The names of this machine a local client uses.
+LOOPBACK_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "::1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,11 +47,33 @@ def _name(common: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
 
 
-def ensure_certificates(directory: str | os.PathLike[str]) -> TlsFiles:
-    """The CA and serving certificate in ``directory``, generated (ECDSA P-256) if any file is missing."""
+def _san(host: str) -> x509.GeneralName:
+    try:
+        return x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        return x509.DNSName(host)
+
+
+def _covers(cert_path: Path, hosts: Sequence[str]) -> bool:
+    """Whether the certificate names every host (a certificate that cannot be read covers nothing)."""
+    try:
+        cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except (OSError, ValueError, x509.ExtensionNotFound):
+        return False
+    return all(_san(host) in names for host in hosts)
+
+
+def ensure_certificates(
+    directory: str | os.PathLike[str], hosts: Sequence[str] = LOOPBACK_HOSTS, *, common_name: str = "pumice-apiserver"
+) -> TlsFiles:
+    """The CA and serving certificate in ``directory`` for ``hosts`` (DNS names or IP addresses).
+
+    Generated (ECDSA P-256) if a file is missing or the certificate there does not name every host.
+    """
     base = Path(directory)
     files = TlsFiles(base / "ca.crt", base / "server.crt", base / "server.key")
-    if files.ca.exists() and files.cert.exists() and files.key.exists():
+    if files.ca.exists() and files.cert.exists() and files.key.exists() and _covers(files.cert, hosts):
         return files
     base.mkdir(parents=True, exist_ok=True)
     now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
@@ -67,11 +93,10 @@ def ensure_certificates(directory: str | os.PathLike[str]) -> TlsFiles:
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
-    sans = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-            x509.IPAddress(ipaddress.ip_address("::1"))]
+    sans = list(dict.fromkeys(_san(host) for host in hosts))
     cert = (
         x509.CertificateBuilder()
-        .subject_name(_name("pumice-apiserver"))
+        .subject_name(_name(common_name))
         .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())

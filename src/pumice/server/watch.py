@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from pumice.store import StoreError, Watcher, WatchEvent
+from pumice.store import StoreError, Watch, WatchEvent
 
 __all__ = ["error_event", "stream_events"]
 
@@ -31,7 +31,7 @@ def error_event(error: StoreError) -> bytes:
 
 
 async def stream_events(
-    watcher: Watcher,
+    watcher: Watch,
     *,
     encode: Encoder,
     timeout: float,
@@ -71,9 +71,9 @@ async def stream_events(
                     version = str((ev.object.get("metadata") or {}).get("resourceVersion") or "0")
                     chunk.append(_line("BOOKMARK", bookmark_object(version)))
                     continue
-                version = (ev.object.get("metadata") or {}).get("resourceVersion")
-                if isinstance(version, str) and version.isdigit():
-                    sent_version = max(sent_version, int(version))
+                event_version = (ev.object.get("metadata") or {}).get("resourceVersion")
+                if isinstance(event_version, str) and event_version.isdigit():
+                    sent_version = max(sent_version, int(event_version))
                 chunk.append(_line(ev.type, encode(ev.type, ev.object)))
             if next_bookmark is not None:
                 next_bookmark = loop.time() + (bookmark_interval or 0.0)

@@ -19,7 +19,7 @@ import numpy as np
 from pumice.clock import VirtualClock
 from pumice.runtime import Cluster
 from pumice.scheduler import ConfError, SchedulerConf, default_conf, load_conf
-from pumice.store import StoreError, read_only_results
+from pumice.store import StoreError
 
 from .errors import ScenarioError
 from .recorder import Recorder
@@ -112,15 +112,14 @@ def _act(cluster: Cluster, action: Action, errors: list[str]) -> None:
 
 def _gc(cluster: Cluster, rec: Recorder) -> None:
     """Delete finished plain pods, and their PodGroup once all its pods are gone (trace semantics)."""
-    ro = read_only_results(cluster.store)  # the deleted objects are not looked at
     for uid in rec.take_finished():
         prec = rec.pods[uid]
         with contextlib.suppress(StoreError):
-            cluster.store.delete("pods", prec.namespace, prec.name, **ro)
+            cluster.store.delete("pods", prec.namespace, prec.name, copy=False)  # not looked at
         job = rec.jobs.get(prec.job)
         if job is not None and job.kind == "PodGroup" and all(rec.pods[p].end is not None for p in job.pods):
             with contextlib.suppress(StoreError):
-                cluster.store.delete("podgroups.scheduling.volcano.sh", prec.namespace, job.name, **ro)
+                cluster.store.delete("podgroups.scheduling.volcano.sh", prec.namespace, job.name, copy=False)
 
 
 @contextlib.contextmanager
@@ -173,8 +172,10 @@ def _run(scenario: Scenario, progress: Callable[[float], None] | None) -> SimRes
             candidates.append(t0 + timeline[0].at)
         due = [c for c in candidates if c is not None]
         nxt = min(due) if due else None
-        stop = nxt is None or nxt > limit
-        target = (limit if math.isfinite(limit) else now) if stop else max(nxt, now)
+        if nxt is None or nxt > limit:
+            stop, target = True, (limit if math.isfinite(limit) else now)
+        else:
+            stop, target = False, max(nxt, now)
         if next_sample + t0 < target or (stop and next_sample + t0 <= target):
             value = fragmentation(rec)  # the state holds still until ``target``
             while next_sample + t0 < target or (stop and next_sample + t0 <= target):

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from pumice.api import int_value, milli_value
+from pumice.api.group_name import group_name
 from pumice.api.resources import JOBS, PODGROUPS
 from pumice.clock import Clock
-from pumice.store import Gone, Store, Watch, WatchEvent, change_marker
+from pumice.store import Gone, Store, Watch, WatchEvent
 
 from .nodegen import GPU_MILLI, GPU_RESOURCE
 
@@ -26,7 +27,6 @@ __all__ = ["DIMS", "JobRecord", "PodRecord", "Recorder", "node_vector", "pod_vec
 
 DIMS = ("cpu", "memory", "gpu")
 JOB_NAME_LABEL = "volcano.sh/job-name"
-GROUP_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 JOB_DONE = ("Completed", "Failed", "Aborted", "Terminated")
 
 
@@ -123,7 +123,7 @@ class Recorder:
         self.shapes: Counter[bytes] = Counter()
         self.finished_plain: list[str] = []  # plain pods that finished since the last take_finished()
         self._watches: dict[str, Watch] = {r: store.watch(r) for r in ("nodes", PODGROUPS, JOBS, "pods")}
-        self._changes = change_marker(store)
+        self._changes = store.change_marker
         self._synced: object = None  # the store's change marker when the watches were last drained
         self._handlers = {"nodes": self._on_node, PODGROUPS: self._on_group, JOBS: self._on_job, "pods": self._on_pod}
 
@@ -239,8 +239,7 @@ class Recorder:
         labels = meta.get("labels") or {}
         if labels.get(JOB_NAME_LABEL):
             return self._job("Job", ns, labels[JOB_NAME_LABEL])
-        ann = meta.get("annotations") or {}
-        group = next((ann[k] for k in GROUP_ANNOTATIONS if ann.get(k)), "")
+        group = group_name(pod)
         if group:
             rec = self.groups.get(f"{ns}/{group}")
             return rec if rec is not None else self._job("PodGroup", ns, group)
@@ -281,8 +280,8 @@ class Recorder:
             rec.phase = phase
         if ended and rec.end is None and (rec.node or ev.type == "DELETED"):
             rec.end = t
-            job = self.jobs.get(rec.job)
-            if phase in ("Succeeded", "Failed") and job is not None and job.kind != "Job":
+            owner = self.jobs.get(rec.job)
+            if phase in ("Succeeded", "Failed") and owner is not None and owner.kind != "Job":
                 self.finished_plain.append(uid)
         holding = bool(rec.node) and rec.end is None
         if holding == bool(was_holding):

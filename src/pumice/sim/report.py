@@ -82,7 +82,7 @@ def _plots(result: SimResult, rows: list[dict[str, Any]], out: Path) -> list[tup
         all_w = np.concatenate([np.asarray(v) for v in waits.values()])
         top = float(all_w.max()) if all_w.size else 1.0
         bins = np.linspace(0, top if top > 0 else 1.0, 40)
-        ax.hist(list(waits.values()), bins=bins, label=list(waits), stacked=True)
+        ax.hist(list(waits.values()), bins=bins.tolist(), label=list(waits), stacked=True)
         ax.set_xlabel("wait before the first pod started (seconds)")
         ax.set_ylabel("jobs")
         ax.set_yscale("log")

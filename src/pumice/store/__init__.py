@@ -1,28 +1,22 @@
 """``pumice.store``: the Kubernetes-style object store that the scheduler and controllers talk to.
 
-One protocol (``Store``, ``Watch``, ``WatchEvent``), two embedded implementations sharing one
-``BaseStore``: ``MemoryStore`` (in-process) and ``SqliteStore`` (durable, one SQLite file).
+One protocol (``Store``, ``Watch``, ``WatchEvent``: ``protocol.py``), two embedded implementations sharing one
+``BaseStore``: ``MemoryStore`` (in-process) and ``SqliteStore`` (durable, one SQLite file). ``BaseStore`` is
+put together from the write path (``writes.py``, applying ``rules.py``), the admission hook (``hooks.py``)
+and the watch fan-out (``fanout.py``, over the queues of ``watch.py``).
 """
 
 from .backend import Backend, LoadedState, NullBackend, StoredEvent
-from .base import (
-    DEFAULT_HISTORY,
-    BaseStore,
-    change_marker,
-    format_timestamp,
-    owned_patch,
-    read_only_results,
-)
+from .base import DEFAULT_HISTORY, BaseStore
 from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
 from .memory import MemoryStore
 from .patch import apply_json_patch, apply_merge_patch, apply_patch
 from .protocol import Admission, EventType, Operation, Store, Watch, WatchEvent
 from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
+from .rules import format_timestamp
 from .selectors import (
     FieldRequirement,
     FieldSelector,
-    LabelRequirement,
-    LabelSelector,
     parse_field_selector,
     parse_label_selector,
 )
@@ -44,8 +38,6 @@ __all__ = [
     "FieldSelector",
     "Gone",
     "Invalid",
-    "LabelRequirement",
-    "LabelSelector",
     "LoadedState",
     "MemoryStore",
     "NotFound",
@@ -65,10 +57,7 @@ __all__ = [
     "apply_json_patch",
     "apply_merge_patch",
     "apply_patch",
-    "change_marker",
     "format_timestamp",
-    "owned_patch",
     "parse_field_selector",
     "parse_label_selector",
-    "read_only_results",
 ]

@@ -65,7 +65,7 @@ def merge_patch_shared(target: dict[str, Any], patch: dict[Any, Any], *, owned: 
     """
     result = _merge_shared(target, patch, owned)
     meta = result.get("metadata")
-    if isinstance(meta, dict) and meta is target.get("metadata"):
+    if meta is target.get("metadata") and isinstance(meta, dict):
         result["metadata"] = dict(meta)
     return result
 
@@ -96,7 +96,7 @@ def merge_status_shared(target: dict[str, Any], status: Any, *, owned: bool = Fa
         result = dict(target)
         result["status"] = merged
     meta = result.get("metadata")
-    if isinstance(meta, dict) and meta is target.get("metadata"):
+    if meta is target.get("metadata") and isinstance(meta, dict):
         result["metadata"] = dict(meta)
     return result
 
@@ -139,15 +139,15 @@ def _merge(result: dict[str, Any], patch: dict[Any, Any]) -> dict[str, Any]:
 # --- RFC 6902 ---------------------------------------------------------------------------------------------
 
 
-def _parse_pointer(pointer: Any) -> list[str]:
-    """RFC 6901: ``/a/b~1c`` -> ``["a", "b/c"]``; ``""`` is the whole document."""
+def _parse_pointer(pointer: Any) -> tuple[str, list[str]]:
+    """RFC 6901: ``/a/b~1c`` -> ``("/a/b~1c", ["a", "b/c"])``; ``""`` is the whole document."""
     if not isinstance(pointer, str):
         raise BadRequest(f"JSON patch: path {pointer!r} is not a string")
     if pointer == "":
-        return []
+        return pointer, []
     if not pointer.startswith("/"):
         raise BadRequest(f"JSON patch: path {pointer!r} must start with '/'")
-    return [token.replace("~1", "/").replace("~0", "~") for token in pointer[1:].split("/")]
+    return pointer, [token.replace("~1", "/").replace("~0", "~") for token in pointer[1:].split("/")]
 
 
 def _index(container: list[Any], token: str, pointer: str, *, allow_end: bool) -> int:
@@ -233,8 +233,7 @@ def apply_json_patch(document: Any, patch: Any) -> Any:
         if not isinstance(op, dict):
             raise BadRequest(f"JSON patch: operation {index} is not an object")
         name = op.get("op")
-        pointer = op.get("path")
-        tokens = _parse_pointer(pointer)
+        pointer, tokens = _parse_pointer(op.get("path"))
         if name == "add":
             doc = _add(doc, tokens, _operation_value(op, index), pointer)
         elif name == "remove":
@@ -242,8 +241,7 @@ def apply_json_patch(document: Any, patch: Any) -> Any:
         elif name == "replace":
             doc = _replace(doc, tokens, _operation_value(op, index), pointer)
         elif name in ("move", "copy"):
-            source = op.get("from")
-            from_tokens = _parse_pointer(source)
+            source, from_tokens = _parse_pointer(op.get("from"))
             if name == "move":
                 if from_tokens == tokens:
                     continue

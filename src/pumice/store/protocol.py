@@ -3,6 +3,17 @@
 Objects are plain JSON dicts in Kubernetes wire form; resources are Kubernetes resource strings
 (``pods``, ``podgroups.scheduling.volcano.sh``); resourceVersions are decimal strings that only grow.
 Everything handed out is a copy owned by the caller, except watch event objects: those are read-only.
+
+Three knobs let the hot loops (scheduler write-back, controllers, simulated kubelets) skip work a store
+would otherwise do for safety; a store for which that work costs nothing (a remote one, whose results are
+decoded fresh per call) accepts them and ignores them:
+
+- ``copy=False`` on every read and write: the result may be the store's own object, read-only (the caller
+  only reads it, or ignores it). Without it, the result is the caller's to modify.
+- ``owned=True`` on ``create`` and ``patch``: the caller hands the object or merge patch over (plain JSON,
+  built for this call, never touched again), so the store may keep any part of it instead of a copy.
+- ``change_marker()``: a cheap value that moves whenever the store changes as its watches see it, for loops
+  that poll until quiet.
 """
 
 from __future__ import annotations
@@ -11,7 +22,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .selectors import FieldSelector, LabelSelector
+from pumice.api.labels import Selector
+
+from .selectors import FieldSelector
 
 __all__ = [
     "Admission",
@@ -26,7 +39,7 @@ __all__ = [
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 Operation = Literal["CREATE", "UPDATE", "DELETE"]
-LabelSelectorArg = str | Mapping[str, Any] | LabelSelector | None
+LabelSelectorArg = str | Mapping[str, Any] | Selector | None
 FieldSelectorArg = str | FieldSelector | None
 
 Admission = Callable[[str, str, dict[str, Any] | None, dict[str, Any] | None], dict[str, Any] | None]
@@ -72,6 +85,11 @@ class Watch(Protocol):
         """True once closed (by the caller or by the store); queued events can still be read."""
         ...
 
+    @property
+    def pending(self) -> int:
+        """How many events are queued, unread (cheap: no wait); an event counted here is there to read."""
+        ...
+
     def next(self, timeout: float | None = None) -> WatchEvent | None:
         """Wait up to ``timeout`` seconds (``None``: forever); ``None`` on timeout or closed and empty."""
         ...
@@ -100,7 +118,16 @@ class Store(Protocol):
         """The resourceVersion of the latest write ("0" for an empty store)."""
         ...
 
-    def get(self, resource: str, namespace: str | None, name: str) -> dict[str, Any]:
+    def change_marker(self) -> object:
+        """A value, cheap to read (no lock, no I/O), that differs from every earlier one once any watch of this
+        store has been handed a new event; an equal value means no watch got anything new in between.
+
+        The embedded stores count their writes (each counted after its event reached every watch); a remote
+        store counts the events its watches receive. Not a resourceVersion: only compare it for equality.
+        """
+        ...
+
+    def get(self, resource: str, namespace: str | None, name: str, *, copy: bool = True) -> dict[str, Any]:
         """One object; ``NotFound`` if absent. ``namespace`` is ``None`` for cluster-scoped resources."""
         ...
 
@@ -110,19 +137,26 @@ class Store(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorArg = None,
         field_selector: FieldSelectorArg = None,
+        *,
+        copy: bool = True,
     ) -> tuple[list[dict[str, Any]], str]:
         """Matching objects sorted by namespace/name, and the resourceVersion to watch from."""
         ...
 
-    def create(self, resource: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+    def create(
+        self, resource: str, obj: Mapping[str, Any], *, copy: bool = True, owned: bool = False
+    ) -> dict[str, Any]:
         """Store a new object; sets uid (unless given), creationTimestamp, resourceVersion, generation 1.
 
         ``metadata.generateName`` is honoured when ``metadata.name`` is absent; a namespaced object without
-        a namespace goes to ``default``. ``AlreadyExists`` if the name is taken.
+        a namespace goes to ``default``. ``AlreadyExists`` if the name is taken. ``owned=True`` hands ``obj``
+        over (the store may fill in its system fields in it and keep it).
         """
         ...
 
-    def update(self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None) -> dict[str, Any]:
+    def update(
+        self, resource: str, obj: Mapping[str, Any], *, subresource: str | None = None, copy: bool = True
+    ) -> dict[str, Any]:
         """Replace an object. A given ``metadata.resourceVersion`` must be current (else ``Conflict``).
 
         Without ``subresource`` the stored ``status`` is kept (for resources with a status subresource);
@@ -139,17 +173,28 @@ class Store(Protocol):
         *,
         patch_type: str = "merge",
         subresource: str | None = None,
+        copy: bool = True,
+        owned: bool = False,
     ) -> dict[str, Any]:
-        """Apply a JSON merge patch (``"merge"``) or a JSON patch (``"json"``) and store the result."""
+        """Apply a JSON merge patch (``"merge"``) or a JSON patch (``"json"``) and store the result.
+
+        ``owned=True`` hands a merge patch over: the store may keep its lists and values as they are.
+        """
         ...
 
     def delete(
-        self, resource: str, namespace: str | None, name: str, *, resource_version: str | None = None
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        resource_version: str | None = None,
+        copy: bool = True,
     ) -> dict[str, Any]:
         """Delete an object (or mark it with ``deletionTimestamp`` while finalizers remain)."""
         ...
 
-    def bind(self, namespace: str, pod_name: str, node_name: str) -> dict[str, Any]:
+    def bind(self, namespace: str, pod_name: str, node_name: str, *, copy: bool = True) -> dict[str, Any]:
         """Set ``spec.nodeName`` of an unbound pod; ``Conflict`` if it is bound already or being deleted."""
         ...
 

@@ -39,6 +39,8 @@ DEFAULT_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("services", "v1", "Service", namespaced=True),
     ResourceInfo("configmaps", "v1", "ConfigMap", namespaced=True, has_status=False),
     ResourceInfo("secrets", "v1", "Secret", namespaced=True, has_status=False),
+    ResourceInfo("networkpolicies.networking.k8s.io", "networking.k8s.io/v1", "NetworkPolicy", namespaced=True,
+                 has_status=False),
     ResourceInfo(
         "priorityclasses.scheduling.k8s.io",
         "scheduling.k8s.io/v1",
@@ -49,6 +51,8 @@ DEFAULT_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("podgroups.scheduling.volcano.sh", "scheduling.volcano.sh/v1beta1", "PodGroup", namespaced=True),
     ResourceInfo("queues.scheduling.volcano.sh", "scheduling.volcano.sh/v1beta1", "Queue", namespaced=False),
     ResourceInfo("jobs.batch.volcano.sh", "batch.volcano.sh/v1alpha1", "Job", namespaced=True),
+    ResourceInfo("jobflows.flow.volcano.sh", "flow.volcano.sh/v1alpha1", "JobFlow", namespaced=True),
+    ResourceInfo("jobtemplates.flow.volcano.sh", "flow.volcano.sh/v1alpha1", "JobTemplate", namespaced=True),
     ResourceInfo("commands.bus.volcano.sh", "bus.volcano.sh/v1alpha1", "Command", namespaced=True, has_status=False),
     ResourceInfo("hypernodes.topology.volcano.sh", "topology.volcano.sh/v1alpha1", "HyperNode", namespaced=False),
     ResourceInfo("clusters.federation.pumice.io", "federation.pumice.io/v1alpha1", "Cluster", namespaced=False),

@@ -13,7 +13,7 @@ const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "
 function phaseClass(phase) {
   switch (phase) {
     case "Running": return "run";
-    case "Completed": case "Succeeded": case "Open": case "Ready": return "ok";
+    case "Completed": case "Succeeded": case "Succeed": case "Open": case "Ready": return "ok";
     case "Pending": case "Inqueue": case "Restarting": case "Completing": case "Terminating": case "Aborting": case "Closing": return "warn";
     case "Failed": case "Aborted": case "Unknown": case "NotReady": case "Closed": case "Warning": return "bad";
     default: return "idle";
@@ -185,6 +185,20 @@ const JOB_COLUMNS = [
   { title: "Created", render: (r) => `<span class="muted">${fmtTime(r.created)}</span>` },
   { title: "Pending reason", cls: "msg", render: (r) => esc(r.pendingReason || "") },
 ];
+// A JobFlow's flows in order: each its template, the Job made of it (a link) and the Job's phase.
+const flowStep = (f, s) => {
+  const label = s.job ? `<a href="#/jobs/${encodeURIComponent(f.namespace)}/${encodeURIComponent(s.job)}?kind=Job">${esc(s.template)}</a>` : esc(s.template);
+  const after = s.dependsOn.length ? ` <span class="muted small">after ${s.dependsOn.map(esc).join(", ")}</span>` : "";
+  return `<span class="flow-step" data-template="${esc(s.template)}">${label} ${badge(s.phase)}${after}</span>`;
+};
+const FLOW_COLUMNS = [
+  { title: "JobFlow", render: (f) => esc(f.name) },
+  { title: "Namespace", render: (f) => esc(f.namespace) },
+  { title: "Status", render: (f) => `<span class="phase">${badge(f.phase)}</span>` },
+  { title: "Flows", cls: "msg", render: (f) => f.steps.map((s) => flowStep(f, s)).join(" · ") },
+  { title: "Jobs kept", render: (f) => `<span class="muted">${f.retainPolicy === "delete" ? "deleted on success" : "retained"}</span>` },
+  { title: "Created", render: (f) => `<span class="muted">${fmtTime(f.created)}</span>` },
+];
 const jobRowAttrs = (r) => `class="clickable job-row" data-key="${esc(jobKey(r))}" data-href="${esc(jobHref(r))}"`;
 
 const pages = {
@@ -240,7 +254,9 @@ const pages = {
     render(d) {
       syncPhaseOptions(d.items);
       const rows = applyFilters(d.items, ["name", "namespace", "queue"]);
-      return `<div class="panel">${table(JOB_COLUMNS, rows, { rowAttrs: jobRowAttrs, empty: "No jobs. Use “Submit YAML” to create one." })}</div>`;
+      const flows = applyFilters(d.flows || [], ["name", "namespace"]);
+      return `<div class="panel">${table(JOB_COLUMNS, rows, { rowAttrs: jobRowAttrs, empty: "No jobs. Use “Submit YAML” to create one." })}</div>` +
+        (flows.length ? `<div class="panel" id="jobflows"><h2>Job flows</h2>${table(FLOW_COLUMNS, flows, { rowAttrs: (f) => `class="flow-row" data-key="${esc(jobKey(f))}"` })}</div>` : "");
     },
   },
 
@@ -274,6 +290,7 @@ const pages = {
           ${d.pendingReason ? `<div id="pending-reason" class="banner warn"><b>Pending:</b> ${esc(d.pendingReason)}</div>` : ""}
           <dl class="kv"><dt>Queue</dt><dd>${esc(j.queue)}</dd><dt>Min available</dt><dd>${esc(j.minAvailable ?? "-")}</dd>
           <dt>Pods</dt><dd>${j.pending} pending · ${j.running} running · ${j.succeeded} succeeded · ${j.failed} failed</dd>
+          ${j.flow ? `<dt>JobFlow</dt><dd id="job-flow">${esc(j.flow)}</dd>` : ""}
           <dt>Retries</dt><dd>${esc(j.retryCount)}</dd><dt>PodGroup</dt><dd>${pg ? `${esc(pg.name)} ${badge(pg.phase)} (minMember ${esc(pg.minMember)})` : "-"}</dd>
           <dt>Created</dt><dd>${fmtTime(j.created)}</dd></dl></div>
         <div class="panel"><h2>Tasks</h2>${tasks}</div>
@@ -385,7 +402,8 @@ const pages = {
           ${h.nodes.length ? `<div class="chips">${h.nodes.map(chip).join("")}</div>` : ""}</div>
           ${h.children.length ? `<ul class="tree">${h.children.map(node).join("")}</ul>` : ""}</li>`;
       const c = d.cluster;
-      return `<div class="panel"><h2>Cluster <span class="muted">${d.tiers.length ? "tiers " + d.tiers.join(", ") : "no HyperNodes"}</span></h2>
+      return `${d.error ? `<div id="topology-error" class="banner warn"><b>The scheduler refuses this tree</b> (no topology-aware job is placed): ${esc(d.error)}</div>` : ""}
+        <div class="panel"><h2>Cluster <span class="muted">${d.tiers.length ? "tiers " + d.tiers.join(", ") : "no HyperNodes"}</span></h2>
           <div class="cols" style="display:grid;grid-template-columns:repeat(auto-fit,minmax(240px,1fr));gap:0 1.5rem">
           ${meter("gpu", c.used.gpu, c.allocatable.gpu, { text: `${fmtNum(c.used.gpu)} used · ${fmtNum(c.free.gpu)} free` })}${meter("cpu", c.used.cpu, c.allocatable.cpu)}</div></div>
         <div class="panel"><h2>HyperNodes</h2>${d.items.length ? `<ul class="tree">${d.items.map(node).join("")}</ul>` : `<div class="empty">No HyperNodes: the whole cluster is one network domain.</div>`}</div>

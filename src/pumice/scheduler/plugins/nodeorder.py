@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from pumice.api.labels import node_selector_term
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.view import NodeView
 from pumice.scheduler.model import NodeTable, TaskInfo
-from pumice.scheduler.plugins.matching import match_node_selector_term, untolerated
+from pumice.scheduler.plugins.matching import untolerated
 
 MAX_NODE_SCORE = 100
 DEFAULT_WEIGHTS = {
@@ -148,8 +149,8 @@ class PreferenceScorer:
             raw = np.zeros(len(nodes))
             for term in preferred:
                 w = float(term.get("weight") or 0)
-                pref = term.get("preference") or {}
-                raw += w * np.array([match_node_selector_term(lb, nm, pref)
+                pref = node_selector_term(term.get("preference"))
+                raw += w * np.array([pref.matches(lb, nm)
                                      for lb, nm in zip(nodes.labels, nodes.names, strict=True)])
             affinity = raw if raw.any() else None
         self._raw[task.shape] = (taints, affinity)

@@ -7,16 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from pumice.api.labels import label_selector_or_nothing, node_selector_term
 from pumice.scheduler.framework.plugin import Plugin, register_plugin
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.view import NodeView
 from pumice.scheduler.model import NodeTable, TaskInfo
-from pumice.scheduler.plugins.matching import (
-    match_label_selector,
-    match_node_selector_term,
-    tolerates,
-    untolerated,
-)
+from pumice.scheduler.plugins.matching import tolerates, untolerated
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -61,7 +57,7 @@ def _term_matches(term: dict[str, Any], owner: TaskInfo, other: TaskInfo) -> boo
     namespaces = _term_namespaces(term, owner)
     if namespaces is not None and other.namespace not in namespaces:
         return False
-    return match_label_selector(_labels(other), term.get("labelSelector"))
+    return label_selector_or_nothing(term.get("labelSelector")).matches(_labels(other))
 
 
 class PredicateFilter:
@@ -111,9 +107,10 @@ class PredicateFilter:
         mask = self._affinity_cache.get(key)
         if mask is None:
             nodes = self.nodes
+            compiled = None if terms is None else [node_selector_term(t) for t in terms]
             mask = np.array([
                 all(labels.get(k) == v for k, v in selector.items())
-                and (terms is None or any(match_node_selector_term(labels, name, t) for t in terms))
+                and (compiled is None or any(t.matches(labels, name) for t in compiled))
                 for labels, name in zip(nodes.labels, nodes.names, strict=True)
             ], dtype=bool)
             self._affinity_cache[key] = mask

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from pumice.api.labels import label_selector_or_nothing
 from pumice.scheduler.model import ALLOCATED_STATUS, READY_STATUS, JobInfo, TaskInfo, TaskStatus
-from pumice.scheduler.topology.selectors import label_selector_matches
 from pumice.scheduler.topology.tree import HyperNodeTree
 
 
@@ -150,7 +150,7 @@ class JobTopology:
 def _match_values(policy: dict[str, Any], pod: dict[str, Any]) -> list[str] | None:
     labels = (pod.get("metadata") or {}).get("labels") or {}
     selector = policy.get("labelSelector")
-    if selector is not None and not label_selector_matches(selector, labels):
+    if selector is not None and not label_selector_or_nothing(selector).matches(labels):
         return None
     values = []
     for key in policy.get("matchLabelKeys") or []:

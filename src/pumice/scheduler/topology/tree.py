@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from pumice.api.hypernode_members import HYPERNODE, child_hypernode, member_type, node_members
 from pumice.scheduler.model import NodeTable
-from pumice.scheduler.topology.selectors import select_nodes
 
 CLUSTER_TOP = "<cluster-top-hypernode>"
 
@@ -74,18 +74,19 @@ class HyperNodeTree:
         for name, spec in specs.items():
             named: list[int] = []  # nodes picked by name alone (the usual member: no array per node)
             for member in spec.get("members") or []:
-                selector = member.get("selector") or {}
-                if member.get("type") == "HyperNode":
-                    child = (selector.get("exactMatch") or {}).get("name", "")
+                if member_type(member) == HYPERNODE:
+                    child = child_hypernode(member)
                     if child in tree.infos:
                         tree._link(child, name)
-                elif len(selector) == 1 and "exactMatch" in selector:
-                    node = (selector["exactMatch"] or {}).get("name")
-                    j = index.get(node) if node else None
+                    continue
+                selected = node_members(member)
+                if selected.by_name_only:
+                    j = index.get(selected.name)
                     if j is not None:
                         named.append(j)
-                else:
-                    direct[name].append(select_nodes(selector, nodes))
+                elif not selected.nothing:  # names that match no schedulable node select nothing here
+                    picked = selected.select(nodes.names, nodes.labels, index)
+                    direct[name].append(np.array(sorted(picked), dtype=np.int64))
             if named:
                 direct[name].append(np.array(sorted(set(named)), dtype=np.int64))
         tree._finish(direct, len(nodes))
