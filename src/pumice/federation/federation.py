@@ -47,7 +47,7 @@ from .queues import amounts
 from .records import JobRecord
 from .redispatch import check_members_lost
 from .status import FINISHED, host_status, waiting_status
-from .summary import quantities, resource_summary
+from .summary import quantities
 
 __all__ = ["WAIT_REFRESH", "Federation"]
 
@@ -86,7 +86,8 @@ class Federation:
         self._last_cycle = -math.inf
         self._moved = True  # something changed since the last dispatch cycle
         self._seen: tuple[Any, ...] = ()
-        self._cluster_status: dict[str, tuple[str, float]] = {}
+        self._cluster_status: dict[str, tuple[bool, float]] = {}  # member -> (reachable, when) last written
+        self._queues_written = -math.inf
         self._queue_status: dict[str, dict[str, str]] = {}
         self._pc_values: dict[str, int] | None = None
 
@@ -383,43 +384,50 @@ class Federation:
         record.reserved.clear()
 
     # --- status of Clusters and Queues on the host -------------------------------------------------------
-    def _write_cluster_status(self) -> bool:
-        wrote = False
-        now = self.clock.now()
+    def count_placed(self) -> tuple[Counter[str], dict[str, Counter[str]]]:
+        """Unfinished placed jobs per member, and per member and spread group."""
         dispatched: Counter[str] = Counter()
         groups: dict[str, Counter[str]] = {}
         priorities = self.priorities()
         for r in self.records.values():
             if r.terminal or not r.placement.placed:
                 continue
-            demand = r.demand(priorities)
+            group = r.demand(priorities).spread_group
             for cluster in set(r.placement.clusters):
                 dispatched[cluster] += 1
-                if demand.spread_group:
-                    groups.setdefault(cluster, Counter())[demand.spread_group] += 1
+                if group:
+                    groups.setdefault(cluster, Counter())[group] += 1
+        return dispatched, groups
+
+    def _write_cluster_status(self) -> bool:
+        """Each member's Cluster status: at once when its health changes, else once a probe period."""
+        now = self.clock.now()
+        due = []
         for name, member in self.members.items():
-            member.view.groups = groups.get(name, Counter())
             if member.deleted:
                 continue
+            last = self._cluster_status.get(name)
+            if last is None or last[0] != member.reachable or now - last[1] >= self.config.probe_period:
+                due.append((name, member))
+        if not due:
+            return False
+        dispatched, _ = self.count_placed()
+        wrote = False
+        for name, member in due:
             ready = member.reachable
             condition = {"type": "Ready", "status": "True" if ready else "False",
                          "reason": "ClusterReachable" if ready else "ClusterUnreachable",
                          "message": "the member answers" if ready else (member.error or "not connected yet")}
             since = member.unreachable_since if not ready else member.ready_since
+            condition["lastTransitionTime"] = rfc3339(since if since is not None else now)
+            if member.last_ok is not None:
+                condition["lastHeartbeatTime"] = rfc3339(member.last_ok)
             status: Obj = {"conditions": [condition], "dispatchedJobs": dispatched.get(name, 0)}
             if member.connection is not None and member.connection.version:
                 status["kubernetesVersion"] = member.connection.version
             if ready:
-                status["resourceSummary"] = resource_summary(member.capacity)
-            text = json.dumps(status, sort_keys=True)
-            last = self._cluster_status.get(name)
-            health_changed = last is None or json.loads(last[0])["conditions"][0]["status"] != condition["status"]
-            recent = now - last[1] < self.config.probe_period if last is not None else False
-            if last is not None and (last[0] == text or (not health_changed and recent)):
-                continue
-            condition["lastTransitionTime"] = rfc3339(since if since is not None else now)
-            if member.last_ok is not None:
-                condition["lastHeartbeatTime"] = rfc3339(member.last_ok)
+                status["resourceSummary"] = member.summary()
+            self._cluster_status[name] = (ready, now)
             try:
                 stored = self.host.patch(names.CLUSTERS, None, name,
                                          [{"op": "add", "path": "/status", "value": status}], patch_type="json",
@@ -427,11 +435,15 @@ class Federation:
             except (NotFound, Conflict):
                 continue
             self.clusters.put(stored)
-            self._cluster_status[name] = (text, now)
             wrote = True
         return wrote
 
-    def _write_queue_status(self) -> bool:
+    def _write_queue_status(self, force: bool) -> bool:
+        """Each host Queue's ``status.allocated`` across the federation (after a cycle, else once a probe period)."""
+        now = self.clock.now()
+        if not force and now - self._queues_written < self.config.probe_period:
+            return False
+        self._queues_written = now
         fed_records = [r for r in self.records.values() if not r.terminal and r.placement.placed]
         priorities = self.priorities()
         space = self.space(fed_records, priorities)
@@ -514,13 +526,18 @@ class Federation:
         if signature != self._seen:
             self._seen = signature
             self._moved = True
+        cycled = False
         if self._moved and now >= self._last_cycle + self.config.dispatch_period:
             self._moved = False
             self._last_cycle = now
-            wrote |= self.dispatcher.cycle() > 0
+            _, groups = self.count_placed()
+            for name, member in self.members.items():
+                member.view.groups = groups.get(name, Counter())
+            cycled = self.dispatcher.cycle() > 0
+            wrote |= cycled
             self._moved |= self._sync_host()
         wrote |= self._write_cluster_status()
-        wrote |= self._write_queue_status()
+        wrote |= self._write_queue_status(cycled)
         wrote |= self._expire()
         if wrote:
             self._moved |= self._sync_host()

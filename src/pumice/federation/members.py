@@ -26,6 +26,7 @@ from pumice.store import AlreadyExists, NotFound, Store, StoreError
 from . import names
 from .capacity import MemberCapacity
 from .fence import FENCE_LABEL
+from .summary import resource_summary
 from .view import MemberView, prices_of
 
 __all__ = ["Connection", "Connector", "Member", "StaticConnector"]
@@ -105,6 +106,7 @@ class Member:
         self.deleted = False
         self.next_probe = 0.0
         self._renewals: deque[str] = deque(maxlen=4)
+        self._summary: tuple[MemberCapacity, int, Obj] | None = None
         self.update_cluster(cluster)
 
     # --- the Cluster object ------------------------------------------------------------------------------
@@ -268,6 +270,13 @@ class Member:
 
     def pending(self) -> bool:
         return any(m.pending() for m in self._mirrors.values())
+
+    def summary(self) -> Obj:
+        """``status.resourceSummary`` (recomputed only when the capacity moved)."""
+        cached = self._summary
+        if cached is None or cached[0] is not self.capacity or cached[1] != self.capacity.version:
+            cached = self._summary = (self.capacity, self.capacity.version, resource_summary(self.capacity))
+        return cached[2]
 
     def store(self) -> Store:
         if self.connection is None:

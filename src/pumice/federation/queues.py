@@ -80,8 +80,8 @@ class QueueAccount:
     spec_deserved: np.ndarray | None
     allocated: np.ndarray
     request: np.ndarray
-    deserved: np.ndarray = field(default=None)  # type: ignore[assignment]
-    real_capability: np.ndarray = field(default=None)  # type: ignore[assignment]
+    deserved: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    real_capability: np.ndarray = field(default_factory=lambda: np.zeros(0))
     children: list[str] = field(default_factory=list)
 
     def share(self) -> float:

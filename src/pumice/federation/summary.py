@@ -56,13 +56,13 @@ def resource_summary(cap: MemberCapacity) -> dict[str, Any]:
     node_shapes = []
     for (vec, model), rows in sorted(shapes.items(), key=lambda kv: (-len(kv[1]), kv[0][1])):
         idx = np.array(rows)
-        best = idx[int(np.argmax(free[idx, primary]))]
-        entry: dict[str, Any] = {"resources": quantities(space, np.array(vec)), "nodes": len(rows),
+        roomiest = idx[int(np.argmax(free[idx, primary]))]
+        shape: dict[str, Any] = {"resources": quantities(space, np.array(vec)), "nodes": len(rows),
                                  "idleNodes": int(idle[idx].sum()), "free": quantities(space, free[idx].sum(axis=0)),
-                                 "largestFree": quantities(space, free[best])}
+                                 "largestFree": quantities(space, free[roomiest])}
         if model:
-            entry["gpuModel"] = model
-        node_shapes.append(entry)
+            shape["gpuModel"] = model
+        node_shapes.append(shape)
     out["nodeShapes"] = node_shapes
     gpu = space.index.get(GPU)
     if gpu is not None:
@@ -81,10 +81,10 @@ def resource_summary(cap: MemberCapacity) -> dict[str, Any]:
         hn_free = tree.membership.astype(float) @ free
         hn_idle = tree.membership.astype(float) @ idle.astype(float)
         for tier in tree.tiers:
-            rows = tree.by_tier.get(tier, [])
-            best = max(rows, key=lambda h: (float(hn_free[h.idx, primary]), h.name))
-            names = [h.tier_name for h in rows if h.tier_name]
-            entry = {"tier": tier, "hyperNodes": len(rows),
+            blocks = tree.by_tier.get(tier, [])
+            best = max(blocks, key=lambda h: (float(hn_free[h.idx, primary]), h.name))
+            names = [h.tier_name for h in blocks if h.tier_name]
+            entry: dict[str, Any] = {"tier": tier, "hyperNodes": len(blocks),
                      "largestFreeBlock": {"hyperNode": best.name, "nodes": len(best.nodes),
                                           "idleNodes": int(hn_idle[best.idx]),
                                           "free": quantities(space, hn_free[best.idx])}}

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
@@ -19,6 +19,9 @@ from pumice.nodes import DURATION_ANNOTATION, parse_duration
 
 from .errors import ScenarioError
 from .nodegen import generate_nodes
+
+if TYPE_CHECKING:
+    from .federation import FederationScenario
 
 __all__ = ["ACTION_KINDS", "Action", "Scenario", "load_directory", "load_path", "load_scenario"]
 
@@ -193,8 +196,8 @@ def _action(entry: Any, i: int, base: Path, source: str) -> Action:
     return Action(at, verb, node=value, label=label)
 
 
-def load_scenario(path: Path) -> Scenario:
-    """Read a scenario file (see ``docs/sim.md``)."""
+def load_scenario(path: Path) -> Scenario | FederationScenario:
+    """Read a scenario file (see ``docs/sim.md``); one with ``clusters`` is a federation (docs/federation.md)."""
     source = str(path)
     try:
         data = yaml.safe_load(path.read_text())
@@ -208,6 +211,10 @@ def load_scenario(path: Path) -> Scenario:
         raise ScenarioError(source, "", "a scenario is a mapping with cluster, scheduler, timeline and until")
     if "kind" in data and "timeline" not in data:
         raise ScenarioError(source, "", "this is a manifest, not a scenario: put it in a directory or a timeline")
+    if "clusters" in data:  # several member clusters: a federation scenario (sim/federation.py)
+        from .federation import load_federation
+
+        return load_federation(path, data)
     unknown = sorted(set(data) - TOP_KEYS)
     if unknown:
         raise ScenarioError(source, unknown[0], f"unknown key (a scenario has {', '.join(sorted(TOP_KEYS))})")
@@ -253,7 +260,7 @@ def load_directory(path: Path) -> Scenario:
     return scenario
 
 
-def load_path(path: Path) -> Scenario:
+def load_path(path: Path) -> Scenario | FederationScenario:
     """A scenario file, or a directory of manifests."""
     if path.is_dir():
         return load_directory(path)

@@ -13,7 +13,7 @@ import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pumice.clock import VirtualClock, to_datetime
 from pumice.controllers.mirror import Mirror
@@ -134,6 +134,9 @@ class Link:
     def bookmark(self) -> None:
         self.store.bookmark()
 
+    def change_marker(self) -> object:
+        return self.store.change_marker()
+
     def close(self) -> None:
         pass
 
@@ -182,7 +185,8 @@ class FederatedWorld:
         self.dead: dict[str, float] = {}
         for i, spec in enumerate(members):
             self._add_member(spec, period, seed + 1 + i)
-        self.federation = Federation(self.host, self.clock, config, connector=StaticConnector(self.links))
+        self.federation = Federation(self.host, self.clock, config,
+                                     connector=StaticConnector(cast(dict[str, Store], self.links)))
         for spec in self.specs.values():
             self.host.create(names.CLUSTERS, cluster_object(spec))
         self.on_step: list[Callable[[], None]] = []
