@@ -127,8 +127,20 @@ class ControlPlane:
     def url(self) -> str:
         return f"https://{self.host}:{self.port}"
 
+    @property
+    def cluster(self) -> Any:
+        """The running embedded ``Cluster`` (after ``start``)."""
+        assert self._parts is not None, "not started"
+        return self._parts.cluster
+
+    @property
+    def store(self) -> Any:
+        assert self._parts is not None, "not started"
+        return self._parts.store
+
     def start(self) -> ControlPlane:
         from pumice.clock import to_datetime
+        from pumice.federation.fence import add_fence_agent
         from pumice.runtime import Cluster, load_admission
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
         from pumice.store import SqliteStore
@@ -143,6 +155,7 @@ class ControlPlane:
                             admission=load_admission())
         try:
             cluster = Cluster(store, clock)
+            add_fence_agent(cluster)  # a federation's member stops the federation's jobs when cut off from it
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
             app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics)
@@ -220,14 +233,15 @@ def _healthy(url: str, ca: Path) -> bool:
         return False
 
 
-def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0) -> dict[str, Any]:
+def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0,
+                      extra: list[str] | None = None) -> dict[str, Any]:
     """Run ``pumice up`` detached (output in DIR/pumice.log); return its pid file once it serves."""
     data_dir.mkdir(parents=True, exist_ok=True)
     before = read_pid_file(data_dir)
     if before and _alive(before["pid"]):
         raise RuntimeError(f"pumice is already running from {data_dir} (pid {before['pid']})")
     cmd = [sys.executable, "-m", "pumice.cli.main", "up", "--data-dir", str(data_dir), "--port", str(port),
-           "--time-scale", str(time_scale)]
+           "--time-scale", str(time_scale), *(extra or [])]
     with open(data_dir / LOG_FILE, "ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -284,6 +298,15 @@ def up(
         list[Path] | None,
         typer.Option("--filename", "-f", help="Manifests (files or directories) to apply once it serves"),
     ] = None,
+    federation: Annotated[
+        bool, typer.Option("--federation", help="Host a federation: jobs run in member clusters (docs/federation.md)")
+    ] = False,
+    members: Annotated[
+        Path | None, typer.Option("--members", help="With --federation: member clusters to run here too (YAML)")
+    ] = None,
+    federation_config: Annotated[
+        Path | None, typer.Option("--federation-config", help="With --federation: federation.yaml")
+    ] = None,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
     directory = (data_dir or default_data_dir()).expanduser().resolve()
@@ -291,9 +314,10 @@ def up(
     if time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         raise typer.Exit(2)
+    extra = _federation_args(federation, members, federation_config)
     if background:
         try:
-            info = _start_background(directory, port, time_scale)
+            info = _start_background(directory, port, time_scale, extra=extra)
         except RuntimeError as err:
             print(f"error: {err}", file=sys.stderr)
             raise typer.Exit(1) from None
@@ -302,7 +326,9 @@ def up(
         _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plane = ControlPlane(directory, port=port, time_scale=time_scale)
+    plane: Any = ControlPlane(directory, port=port, time_scale=time_scale)
+    if federation:
+        plane = _federation_host(directory, port, time_scale, members, federation_config)
     try:
         plane.start()
     except Exception as err:
@@ -317,6 +343,8 @@ def up(
         signal.signal(sig, _signal)
     print(f"pumice is up at {plane.url} (data {directory}, time scale {time_scale}); "
           f"export KUBECONFIG={plane.kubeconfig}", flush=True)
+    for name, member in getattr(plane, "members", {}).items():
+        print(f"member {name} is up at {member.url}; kubeconfig {member.kubeconfig}", flush=True)
     print(f"dashboard: {plane.url}/?token={(directory / 'token').read_text().strip()}", flush=True)
     _apply(plane.kubeconfig, manifests)
     try:
@@ -325,6 +353,42 @@ def up(
     finally:
         plane.stop()
     print("pumice stopped", flush=True)
+
+
+def _federation_args(federation: bool, members: Path | None, config: Path | None) -> list[str]:
+    """Check the federation options (one-line errors, exit 2) and pass them on to a background ``pumice up``."""
+    if not federation:
+        if members is not None or config is not None:
+            print("error: --members and --federation-config go with --federation", file=sys.stderr)
+            raise typer.Exit(2)
+        return []
+    from pumice.federation.config import FederationConfigError, load_config
+    from pumice.sim.errors import ScenarioError
+
+    from .federation_host import load_members
+
+    try:
+        if config is not None:
+            load_config(config)
+        if members is not None:
+            load_members(members)
+    except (FederationConfigError, ScenarioError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    out = ["--federation"]
+    if members is not None:
+        out += ["--members", str(members.resolve())]
+    if config is not None:
+        out += ["--federation-config", str(config.resolve())]
+    return out
+
+
+def _federation_host(directory: Path, port: int, time_scale: float, members: Path | None,
+                     config: Path | None) -> Any:
+    from .federation_host import FederationHost, load_members
+
+    return FederationHost(directory, port=port, time_scale=time_scale, config_path=config,
+                          members=load_members(members) if members is not None else [])
 
 
 def down(

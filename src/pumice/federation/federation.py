@@ -352,8 +352,7 @@ class Federation:
         if group:
             for cluster in set(plan.clusters):
                 self.members[cluster].view.groups[group] += 1
-        self.wait(record, "Dispatched", message)
-        self.event(record, "Normal", "Dispatched", message)
+        self.wait(record, "Dispatched", message)  # and its event
 
     def _cautious(self, member: Member, record: JobRecord, plan: Placement, cluster: str,
                   fitted: Fitted) -> Fitted | None:

@@ -41,7 +41,8 @@ from .errors import ScenarioError
 from .scenario import _conf, _nodes, _objects, _seconds
 from .world import FederatedWorld, MemberSpec, RunTracker
 
-__all__ = ["FederationResult", "FederationScenario", "federation_summary", "load_federation", "run_federation"]
+__all__ = ["FederationResult", "FederationScenario", "federation_summary", "load_federation", "member_spec",
+           "run_federation"]
 
 Obj = dict[str, Any]
 FedActionKind = Literal["apply", "delete", "kill", "partition", "heal", "remove"]
@@ -101,7 +102,8 @@ def _hypernodes(value: Any, nodes: list[Obj], base: Path, source: str, fld: str)
     return objs
 
 
-def _member(name: str, spec: Any, base: Path, source: str) -> MemberSpec:
+def member_spec(name: str, spec: Any, base: Path, source: str) -> MemberSpec:
+    """One entry of a `clusters` mapping (a federation scenario, or `pumice up --federation --members`)."""
     fld = f"clusters.{name}"
     if not isinstance(spec, Mapping):
         raise ScenarioError(source, fld, "expected a mapping with nodes (and labels, cost, hypernodes, ...)")
@@ -189,7 +191,7 @@ def load_federation(path: Path, data: Mapping[str, Any]) -> FederationScenario:
     raw = data.get("clusters")
     if not isinstance(raw, Mapping) or not raw:
         raise ScenarioError(source, "clusters", "expected a mapping of cluster name to its description")
-    members = [_member(str(name), spec, base, source) for name, spec in raw.items()]
+    members = [member_spec(str(name), spec, base, source) for name, spec in raw.items()]
     timeline = data.get("timeline") or []
     if not isinstance(timeline, list):
         raise ScenarioError(source, "timeline", "expected a list of {at: ..., apply: ...}")
