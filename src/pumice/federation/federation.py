@@ -323,7 +323,7 @@ class Federation:
                 member = self.members[part.cluster]
                 try:
                     stored = create_part(member.store(), record.obj, part, plan.dispatch, self.queue_objects(),
-                                         self.priority_class_objects(), gang)
+                                         self.priority_class_objects(), gang, member.ensured)
                 except StoreError as err:
                     member.disconnect(str(err))
                     raise PropagationError(f"cluster {part.cluster}: {err}") from None

@@ -18,7 +18,7 @@ from pumice.scheduler.resources import EPS
 from .capacity import MemberCapacity
 from .demand import JobDemand, TaskDemand
 
-__all__ = ["Fit", "Placement", "fit_gang", "fit_topology", "spread_gang", "tier_limit"]
+__all__ = ["Fit", "Placement", "fit_gang", "fit_topology", "short_of", "slots", "spread_gang", "tier_limit"]
 
 
 @dataclass
@@ -34,9 +34,26 @@ class Placement:
 
 @dataclass
 class Fit:
+    """Whether the gang fits; where (``placement``) when it was worked out, and the HyperNode block chosen."""
+
     ok: bool
     reason: str = ""
     placement: Placement | None = None
+    hypernode: str = ""
+    tier: int | None = None
+
+
+def slots(cap: MemberCapacity, room: np.ndarray, pods: np.ndarray, task: TaskDemand, vec: np.ndarray) -> np.ndarray:
+    """How many of ``task``'s pods each node can take now (0 where the task may not go)."""
+    dims = vec > 0
+    per = np.floor((room[:, dims] + EPS) / vec[dims]).min(axis=1) if dims.any() else np.full(len(pods), np.inf)
+    per = np.minimum(per, np.floor(pods + EPS))
+    return np.where(cap.eligible(task), np.maximum(per, 0.0), 0.0)
+
+
+def short_of(cap: MemberCapacity, task: TaskDemand, have: float, eligible: int) -> str:
+    return (f"task {task.name}: {task.gang} pods of {{{_describe(cap, task)}}} must start together, "
+            f"{int(have)} fit on its {eligible} eligible nodes")
 
 
 def _describe(cap: MemberCapacity, task: TaskDemand) -> str:
@@ -76,8 +93,7 @@ def fit_gang(cap: MemberCapacity, job: JobDemand, room: np.ndarray, pods: np.nda
         per = np.where(mask, np.maximum(per, 0.0), 0.0)
         have = float(per.sum())
         if have < task.gang:
-            return Fit(False, f"task {task.name}: {task.gang} pods of {{{_describe(cap, task)}}} must start "
-                              f"together, {int(have)} fit on its {int(mask.sum())} eligible nodes")
+            return Fit(False, short_of(cap, task, have, int(mask.sum())))
         idx = np.flatnonzero(per > 0)
         order = idx[np.argsort(per[idx], kind="stable")]
         cumulative = np.cumsum(per[order])
@@ -141,6 +157,7 @@ def fit_topology(cap: MemberCapacity, job: JobDemand, room: np.ndarray, pods: np
             fit = fit_gang(cap, job, room, pods, subset=h.nodes)
             if fit.ok and fit.placement is not None:
                 fit.placement.hypernode, fit.placement.tier = h.name, tier
+                fit.hypernode, fit.tier = h.name, tier
                 return fit
         if rows and not best_block:
             best = max(rows, key=lambda h: float((hn_room[h.idx] / np.maximum(need, 1.0)).min()))

@@ -107,6 +107,8 @@ class Member:
         self.next_probe = 0.0
         self._renewals: deque[str] = deque(maxlen=4)
         self._summary: tuple[MemberCapacity, int, Obj] | None = None
+        #: what propagation has created in the member (namespaces, queues) on the current connection
+        self.ensured: set[Any] = set()
         self.update_cluster(cluster)
 
     # --- the Cluster object ------------------------------------------------------------------------------
@@ -150,6 +152,7 @@ class Member:
             raise
         self.connection = conn
         self._mirrors = mirrors
+        self.ensured = set()  # what propagation created here (namespaces, queues), known on this connection
         self.capacity = capacity
         self.view.capacity = capacity
         self.view._free = self.view._hn_room = None

@@ -62,14 +62,18 @@ def _ensure_queue(store: Store, queue: Obj) -> None:
         store.patch(names.QUEUES, None, name, {"spec": want["spec"]})
 
 
-def ensure_dependencies(store: Store, job: Obj, queues: Mapping[str, Obj], priority_classes: Mapping[str, Obj]
-                        ) -> None:
-    """Namespace, queue chain and PriorityClass of ``job`` in the member ``store``."""
+def ensure_dependencies(store: Store, job: Obj, queues: Mapping[str, Obj], priority_classes: Mapping[str, Obj],
+                        known: set[Any] | None = None) -> None:
+    """Namespace, queue chain and PriorityClass of ``job`` in the member ``store``. ``known``: what this connection
+    has ensured already (skipped; it is reset with the connection)."""
+    known = set() if known is None else known
     meta = job.get("metadata") or {}
     spec = job.get("spec") or {}
     namespace = str(meta.get("namespace") or "default")
-    with contextlib.suppress(AlreadyExists):
-        store.create(names.NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    if ("ns", namespace) not in known:
+        with contextlib.suppress(AlreadyExists):
+            store.create(names.NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        known.add(("ns", namespace))
     chain: list[Obj] = []
     queue = queues.get(str(spec.get("queue") or "default"))
     seen: set[str] = set()
@@ -82,20 +86,24 @@ def ensure_dependencies(store: Store, job: Obj, queues: Mapping[str, Obj], prior
         parent = str((queue.get("spec") or {}).get("parent") or "root")
         queue = queues.get(parent)
     for q in reversed(chain):  # parents first: the member's webhook wants them to exist
-        _ensure_queue(store, q)
+        queue_key = ("queue", q["metadata"]["name"], q["metadata"].get("resourceVersion"))
+        if queue_key not in known:
+            _ensure_queue(store, q)
+            known.add(queue_key)
     pc_names = {str(spec.get("priorityClassName") or "")}
     for task in spec.get("tasks") or []:
         pc_names.add(str(((task.get("template") or {}).get("spec") or {}).get("priorityClassName") or ""))
     for pc_name in sorted(pc_names - {""}):
         pc = priority_classes.get(pc_name)
-        if pc is None:
+        if pc is None or ("pc", pc_name) in known:
             continue
+        known.add(("pc", pc_name))
         body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                 "metadata": {"name": pc_name, "labels": {names.MANAGED_LABEL: "true"}},
                 "value": pc.get("value", 0), "globalDefault": False}
-        for key in ("preemptionPolicy", "description"):
-            if key in pc:
-                body[key] = pc[key]
+        for field in ("preemptionPolicy", "description"):
+            if field in pc:
+                body[field] = pc[field]
         with contextlib.suppress(AlreadyExists):
             store.create(names.PRIORITYCLASSES, body)
 
@@ -124,12 +132,13 @@ def member_job(job: Obj, part: Part, dispatch: int, gang: Mapping[str, int] | No
 
 
 def create_part(store: Store, job: Obj, part: Part, dispatch: int, queues: Mapping[str, Obj],
-                priority_classes: Mapping[str, Obj], gang: Mapping[str, int] | None = None) -> Obj:
+                priority_classes: Mapping[str, Obj], gang: Mapping[str, int] | None = None,
+                known: set[Any] | None = None) -> Obj:
     """Create ``part`` of ``job`` in the member; the stored Job. Idempotent for the same dispatch."""
     body = member_job(job, part, dispatch, gang)
     namespace = body["metadata"]["namespace"]
     try:
-        ensure_dependencies(store, job, queues, priority_classes)
+        ensure_dependencies(store, job, queues, priority_classes, known)
         return store.create(names.JOBS, body)
     except AlreadyExists:
         pass

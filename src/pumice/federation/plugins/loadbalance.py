@@ -20,10 +20,8 @@ class LoadBalancePlugin(ClusterPlugin):
     def score(self, ev: Evaluation, members: list[MemberView]) -> list[float]:
         out = []
         for m in members:
-            cap = m.capacity
-            vec = cap.vector(ev.job.gang_total)
-            alloc = cap.alloc[cap.usable].sum(axis=0)
-            held = (cap.used + cap.reserved)[cap.usable].sum(axis=0)
+            vec = m.capacity.vector(ev.job.gang_total)
+            alloc, held = m.totals()
             if vec is None or not alloc.any():
                 out.append(0.0)
                 continue

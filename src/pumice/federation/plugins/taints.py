@@ -25,12 +25,16 @@ class TaintTolerationPlugin(ClusterPlugin):
     has_score = True
 
     def filter(self, ev: Evaluation, member: MemberView) -> str | None:
+        if not member.taints:
+            return None
         bad = untolerated(member.taints, list(ev.job.tolerations), ("NoSchedule", "NoExecute"))
         if bad:
             return f"taint {_taint(bad[0])} is not tolerated (annotation federation.pumice.io/cluster-tolerations)"
         return None
 
     def score(self, ev: Evaluation, members: list[MemberView]) -> list[float]:
+        if not any(m.taints for m in members):
+            return [0.0] * len(members)
         counts = [float(len(untolerated(m.taints, list(ev.job.tolerations), ("PreferNoSchedule",))))
                   for m in members]
         if not any(counts):

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+
 from ..fit import Fit, fit_topology, tier_limit
 from ..view import Evaluation, MemberView
 from .base import ClusterPlugin, register
@@ -42,28 +44,48 @@ class NetworkTopologyPlugin(ClusterPlugin):
         cap = member.capacity
         if cap.tree is None and self.args["unknownTopologyFits"]:
             gang = ev.gang(member)
-            found = Fit(gang.ok, gang.reason, gang.placement)
-            if found.placement is not None:
-                found.placement.tier = 1
+            found = Fit(gang.ok, gang.reason, gang.placement, tier=1)
+        elif cap.tree is None:
+            found = Fit(False, "the member has no HyperNodes: its network topology is unknown")
         elif job.topology[0] == "soft":
-            if cap.tree is None:
-                found = Fit(False, "the member has no HyperNodes")
-            else:
-                room, pods = member.free()
-                found = fit_topology(cap, job, room, pods, cap.tree.top.tier, member.hypernode_room())
+            found = self._block(ev, member, cap.tree.top.tier)
         else:
             limit, why = tier_limit(cap, job)
             if limit is None:
                 found = Fit(False, why)
             else:
                 gang = ev.gang(member)
-                if not gang.ok:
-                    found = Fit(False, gang.reason)
-                else:
-                    room, pods = member.free()
-                    found = fit_topology(cap, job, room, pods, limit, member.hypernode_room())
+                found = Fit(False, gang.reason) if not gang.ok else self._block(ev, member, limit)
         ev.topology[member.name] = found
         return found
+
+    @staticmethod
+    def _block(ev: Evaluation, member: MemberView, limit: int) -> Fit:
+        """The lowest-tier, tightest HyperNode holding the gang: counted from cached slots for a one-task gang,
+        packed greedily block by block otherwise."""
+        cap = member.capacity
+        tree = cap.tree
+        assert tree is not None
+        if not tree.ready:
+            return Fit(False, f"the member's HyperNode tree is unusable: {tree.error}")
+        tasks = [t for t in ev.job.tasks if t.gang > 0]
+        if len(tasks) != 1:
+            room, pods = member.free()
+            return fit_topology(cap, ev.job, room, pods, limit, member.hypernode_room())
+        task = tasks[0]
+        per_block = member.hypernode_slots(task)
+        if per_block is None:
+            return Fit(False, f"no node offers {', '.join(cap.missing(task.request))}")
+        tiers = member.row_tiers()
+        ok = np.flatnonzero((tiers <= limit) & (per_block >= task.gang - 1e-9))
+        if not len(ok):
+            allowed = tiers <= limit
+            most = int(per_block[allowed].max()) if allowed.any() else 0
+            return Fit(False, f"task {task.name}: {task.gang} pods must start in one HyperNode of tier <= {limit}, "
+                              f"at most {most} fit in any one ({int(allowed.sum())} HyperNodes of tier <= {limit})")
+        # lowest tier, then the tightest block (fewest slots), then the name (rows are in name order)
+        row = int(ok[np.lexsort((ok, per_block[ok], tiers[ok]))[0]])
+        return Fit(True, hypernode=tree.rows[row].name, tier=int(tiers[row]))
 
     def filter(self, ev: Evaluation, member: MemberView) -> str | None:
         if ev.job.topology is None or ev.job.topology[0] == "soft":
@@ -77,7 +99,7 @@ class NetworkTopologyPlugin(ClusterPlugin):
         tiers: list[float | None] = []
         for m in members:
             fit = self._fit(ev, m)
-            tier = fit.placement.tier if fit is not None and fit.ok and fit.placement is not None else None
+            tier = fit.tier if fit is not None and fit.ok else None
             tiers.append(None if tier is None else float(tier))
         known = [t for t in tiers if t is not None]
         if not known:
