@@ -55,6 +55,8 @@ log = logging.getLogger("pumice.federation")
 Obj = dict[str, Any]
 #: A waiting job's reason is rewritten at most this often when only its details (numbers) change.
 WAIT_REFRESH = 30.0
+#: The reasons whose messages carry numbers that move with every pod (the others are rewritten at once).
+_NOISY = frozenset({"NoClusterFits", "QueueLimit"})
 
 
 def _key(obj: Obj) -> tuple[str, str]:
@@ -254,7 +256,10 @@ class Federation:
         status = host_status([c for _, c in copies])
         if not status.get("state"):
             return False
-        return self.set_status(record, status)
+        if self.set_status(record, status):
+            record.written = ("", "")  # the host shows the members' status now, not a waiting reason
+            return True
+        return False
 
     # --- writing the host --------------------------------------------------------------------------------
     def set_status(self, record: JobRecord, status: Obj) -> bool:
@@ -268,7 +273,6 @@ class Federation:
             return False
         self.jobs.put(stored)
         record.update(stored)
-        record.written = ("", "")  # the host now shows this status, not the last waiting reason
         return True
 
     def _patch_meta(self, record: JobRecord, labels: Obj, annotations: Obj) -> None:
@@ -294,7 +298,8 @@ class Federation:
         """Say why a job waits (status and, with ``decision``, the explanation); True if written."""
         now = self.clock.now()
         same_reason = record.written[0] == reason
-        if record.written == (reason, message) or (same_reason and now - record.written_at < WAIT_REFRESH):
+        if record.written == (reason, message) or (
+                same_reason and reason in _NOISY and now - record.written_at < WAIT_REFRESH):
             return False
         demand = record.demand(self.priorities())
         if decision is not None:

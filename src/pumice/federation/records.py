@@ -35,10 +35,17 @@ class JobRecord:
     #: member capacity signature when the job last fitted nowhere (skips re-evaluating it while unchanged)
     nofit: tuple[Any, ...] | None = None
     nofit_reason: str = ""
+    _phase: str = ""
+    #: the object and the priorities the cached demand was last checked against (identity: a cheap test)
+    _checked: tuple[Any, Any] = (None, None)
+
+    def __post_init__(self) -> None:
+        self.update(self.obj)
 
     def update(self, obj: Obj) -> None:
         self.obj = obj
         self.placement, self.problem = read_placement((obj.get("metadata") or {}).get("annotations"))
+        self._phase = phase_of(obj)
 
     @property
     def uid(self) -> str:
@@ -46,7 +53,7 @@ class JobRecord:
 
     @property
     def phase(self) -> str:
-        return phase_of(self.obj)
+        return self._phase
 
     @property
     def terminal(self) -> bool:
@@ -62,6 +69,9 @@ class JobRecord:
         return not self.placement.placed and not self.terminal and not self.deleting and not self.problem
 
     def demand(self, priorities: Mapping[str, int]) -> JobDemand:
+        if self._demand is not None and self._checked[0] is self.obj and self._checked[1] is priorities:
+            return self._demand
+        self._checked = (self.obj, priorities)
         meta = self.obj.get("metadata") or {}
         spec = self.obj.get("spec") or {}
         key = (meta.get("generation"), tuple(sorted((meta.get("annotations") or {}).items())),
