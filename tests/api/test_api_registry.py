@@ -6,17 +6,25 @@ import pytest
 
 from pumice.api import (
     MODELS,
+    BatchJob,
     Command,
+    CronJob,
+    CustomResourceDefinition,
+    Deployment,
     GenericObject,
     HyperNode,
     Job,
     Namespace,
     Node,
+    Numatopology,
     ObjectMeta,
     Pod,
     PodGroup,
     PriorityClass,
     Queue,
+    ReplicaSet,
+    ResourceQuota,
+    StatefulSet,
     UnknownResourceError,
     kind_for_resource,
     model_for,
@@ -36,24 +44,36 @@ from pumice.api import (
         (["hypernodes", "hn", "hypernode"], HyperNode),
         (["jobs", "vcjob", "vj", "job", "jobs.batch.volcano.sh"], Job),
         (["commands", "command"], Command),
+        (["jobs.batch"], BatchJob),
+        (["deployments", "deploy", "deployments.apps"], Deployment),
+        (["replicasets", "rs"], ReplicaSet),
+        (["statefulsets", "sts"], StatefulSet),
+        (["cronjobs", "cronvj", "cronjobs.batch.volcano.sh"], CronJob),
+        (["resourcequotas", "quota"], ResourceQuota),
+        (["numatopologies", "numatopo"], Numatopology),
+        (["customresourcedefinitions", "crd", "crds"], CustomResourceDefinition),
+        (["roles", "rolebindings", "clusterroles", "clusterrolebindings"], None),
     ],
 )
-def test_resource_names(names: list[str], model: type) -> None:
+def test_resource_names(names: list[str], model: type | None) -> None:
     for name in names:
-        assert model_for_resource(name) is model
-        assert kind_for_resource(name) == model.KIND
+        found = model_for_resource(name)
+        assert found is model if model is not None else name == found.PLURAL
+        assert kind_for_resource(name) == found.KIND
 
 
 def test_unknown_resource() -> None:
     with pytest.raises(UnknownResourceError) as info:
-        kind_for_resource("deployments")
-    assert str(info.value) == 'unknown resource type "deployments"'
+        kind_for_resource("daemonsets")
+    assert str(info.value) == 'unknown resource type "daemonsets"'
 
 
 def test_model_for() -> None:
     for model in MODELS:
         assert model_for(model.API_VERSION, model.KIND) is model
-    assert model_for("batch/v1", "Job") is GenericObject
+    assert model_for("batch/v1", "Job") is BatchJob  # Kubernetes' Job, not Volcano's
+    assert model_for("scheduling.k8s.io/v1beta1", "PriorityClass") is PriorityClass
+    assert model_for("argoproj.io/v1alpha1", "Workflow") is GenericObject
     assert model_for("scheduling.volcano.sh/v1alpha1", "Queue") is GenericObject
 
 
@@ -69,6 +89,10 @@ def test_keys_and_scope() -> None:
         "PriorityClass",
         "Queue",
         "HyperNode",
+        "Numatopology",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
         "Cluster",
     }
 

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from pumice.api import (
+    BatchJob,
     Command,
     GenericObject,
     HyperNode,
@@ -268,7 +269,7 @@ metadata: {name: w}
 spec: {size: 3}
 """
     k8s_job, widget = load_text(text)
-    assert type(k8s_job) is GenericObject  # batch/v1 Job is not a Volcano Job
+    assert type(k8s_job) is BatchJob and not isinstance(k8s_job, Job)  # batch/v1 Job is not a Volcano Job
     assert type(widget) is GenericObject
     assert k8s_job.key == "ns/k8s-job" and widget.key == "w"
     assert ordered([o.to_dict() for o in (k8s_job, widget)]) == ordered(raw_documents(text))

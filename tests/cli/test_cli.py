@@ -486,3 +486,31 @@ def test_describe_pod_says_why_it_is_not_placed(cluster: Cluster) -> None:
     out = ok(cluster.run("describe", "pod", "dp-0"))
     assert out.splitlines()[2:4] == ["Why it waits:", f"  - Unschedulable: {message}"]
     assert "Job:" in out and " dp\n" in out
+
+
+def test_apply_a_crd_then_its_objects_and_legacy_priority_classes(cluster: Cluster, tmp_path: Path) -> None:
+    """What a real API server does (kube-apiserver 1.20) pumice does: a CRD serves its kind once applied (after
+    a moment there, at once here); PriorityClass is accepted under scheduling.k8s.io/v1beta1 and stored as v1."""
+    import time
+
+    crds = Path(__file__).resolve().parents[1] / "fixtures" / "crds" / "argo-workflows.yaml"
+    out = ok(cluster.run("apply", "-f", str(crds))).splitlines()
+    assert out == ["customresourcedefinition.apiextensions.k8s.io/workflows.argoproj.io created",
+                   "customresourcedefinition.apiextensions.k8s.io/workflowtemplates.argoproj.io created"]
+    workflow = tmp_path / "wf.yaml"
+    workflow.write_text("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: hello}\n"
+                        "spec: {entrypoint: main, templates: [{name: main, container: {image: alpine}}]}\n")
+    deadline = time.monotonic() + 30
+    while True:
+        result = CliRunner().invoke(app, ["apply", "-f", str(workflow), "--kubeconfig", str(cluster.kubeconfig)])
+        if result.exit_code == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert ok(result).strip() == "workflow.argoproj.io/hello created"
+    stored = cluster.client.get(cluster.client.resource_for("argoproj.io/v1alpha1", "Workflow"), "hello")
+    assert stored["spec"]["templates"][0]["container"]["image"] == "alpine"
+    pc = tmp_path / "pc.yaml"
+    pc.write_text("apiVersion: scheduling.k8s.io/v1beta1\nkind: PriorityClass\nmetadata: {name: legacy-high}\n"
+                  "value: 1000\n")
+    assert ok(cluster.run("apply", "-f", str(pc))).strip() == "priorityclass.scheduling.k8s.io/legacy-high created"
+    assert cluster.client.get("priorityclasses", "legacy-high")["value"] == 1000

@@ -98,7 +98,9 @@ def _record(run: Run, until: float) -> dict[str, set[Rule]]:
     wrap("delete", lambda resource, *a, **k: [(*_api(resource), "delete")])
     wrap("bind", lambda *a, **k: [("", "pods/binding", "create")])
     conf = parse_conf(run.conf) if run.conf else None
-    cluster = Cluster(store, clock, conf)  # components made after the wrapping: their informers are recorded too
+    # components made after the wrapping: their informers are recorded too; on a cluster Kubernetes' own
+    # controllers run the Deployments, ReplicaSets, StatefulSets and batch Jobs (not pumice's embedded ones)
+    cluster = Cluster(store, clock, conf, kubernetes_controllers=False)
     try:
         start = clock.now()
         cluster.apply(run.manifests)
@@ -221,5 +223,24 @@ def workload(shared: Path) -> list[dict[str, Any]]:
          "spec": {"schedulerName": "volcano", "containers": [container], "restartPolicy": "Never"}},
         {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "rack"},
          "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"regexMatch": {"pattern": "k3d-.*"}}}]}},
+        {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob", "metadata": {"name": "tick", "namespace":
+                                                                                    "default"},
+         "spec": {"schedule": "*/10 * * * *", "successfulJobsHistoryLimit": 0,
+                  "jobTemplate": {"spec": {"tasks": [{"name": "t", "replicas": 1, "template": {
+                      "spec": {"containers": [container], "restartPolicy": "Never"}}}]}}}},
     ]
+    # the pods Kubernetes' ReplicaSet, StatefulSet and Job controllers would make: Volcano groups them under
+    # their owner, sized by the owner's annotations
+    for kind, api_version, name in (("ReplicaSet", "apps/v1", "web"), ("StatefulSet", "apps/v1", "db"),
+                                    ("Job", "batch/v1", "pi")):
+        labels = {"app": name}
+        if kind != "Job":
+            template = {"metadata": {"labels": labels}, "spec": {"containers": [container]}}
+            objects.append({"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": "default"},
+                            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": template}})
+        objects.append({"apiVersion": "v1", "kind": "Pod",
+                        "metadata": {"name": f"{name}-0", "namespace": "default", "labels": labels,
+                                     "ownerReferences": [{"apiVersion": api_version, "kind": kind, "name": name,
+                                                          "uid": f"uid-{name}", "controller": True}]},
+                        "spec": {"schedulerName": "volcano", "containers": [container], "restartPolicy": "Never"}})
     return objects

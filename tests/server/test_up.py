@@ -149,3 +149,37 @@ def test_default_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.setenv("HOME", str(tmp_path / "missing"))
     monkeypatch.chdir(tmp_path)
     assert default_data_dir() == tmp_path / ".pumice"
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      schedulerName: volcano
+      containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]
+"""
+
+
+@needs_kubectl
+def test_deployments_roll_out_and_crds_survive_a_restart(tmp_path: Path, shared: Path) -> None:
+    crds = Path(__file__).resolve().parents[1] / "fixtures" / "crds" / "argo-workflows.yaml"
+    (tmp_path / "web.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "wf.yaml").write_text("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\n"
+                                      "spec: {entrypoint: main}\n")
+    with ControlPlane(tmp_path, port=free_port(), time_scale=30):
+        kubectl(tmp_path, "apply", "-f", str(shared / QUICKSTART / "00-cluster.yaml"))
+        kubectl(tmp_path, "apply", "-f", str(tmp_path / "web.yaml"))
+        status = kubectl(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s").stdout
+        assert 'deployment "web" successfully rolled out' in status
+        kubectl(tmp_path, "apply", "-f", str(crds))
+        kubectl(tmp_path, "apply", "-f", str(tmp_path / "wf.yaml"))
+    with ControlPlane(tmp_path, port=free_port(), time_scale=30):  # the CRD's kind is served again from SQLite
+        assert "w " in kubectl(tmp_path, "get", "wf").stdout
+        ready = kubectl(tmp_path, "get", "deploy", "web", "--no-headers").stdout.split()
+        assert ready[1] == "2/2"

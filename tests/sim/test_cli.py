@@ -184,3 +184,133 @@ def test_progress_bar_follows_virtual_time(write: Write) -> None:
         run_scenario(load_path(write("s.yaml", SCENARIO)), progress=progress)
     assert seen[0] == 0 and seen[-1] == 3600 and seen == sorted(seen)
     assert bar.progress.tasks[0].total == 3600
+
+
+QUEUE_ANNOTATED = """
+name: queue-annotated
+cluster:
+  nodes:
+    - {count: 1, cpu: 4, memory: 8Gi}
+timeline:
+  - at: 0s
+    apply:
+      - apiVersion: scheduling.volcano.sh/v1beta1
+        kind: Queue
+        metadata: {name: queue1}
+        spec: {weight: 1}
+  - at: 1s
+    apply:
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: plain
+          annotations: {scheduling.volcano.sh/queue-name: queue1, pumice.io/duration: "60"}
+        spec:
+          schedulerName: volcano
+          containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+until: 10m
+"""
+
+
+def test_plain_pods_count_under_the_queue_their_podgroup_carries(write: Write) -> None:
+    """Issue 19, defect 5: a plain pod annotated with a queue is that queue's job, not ``default``'s."""
+    data = run_json(str(write("q.yaml", QUEUE_ANNOTATED)))
+    (job,) = data["jobs"]
+    assert job["queue"] == "queue1" and job["kind"] == "PodGroup" and job["submitted"] == 1
+    assert [p["name"] for p in job["pods"]] == ["plain"] and job["phase"] == "Completed"
+    assert set(data["queues"]) == {"queue1"}
+    assert data["queues"]["queue1"]["jobs"] == 1 and data["queues"]["queue1"]["finished"] == 1
+
+
+WORKLOADS = """
+name: workloads
+cluster:
+  nodes:
+    - {count: 1, cpu: 8, memory: 16Gi}
+timeline:
+  - at: 0s
+    apply:
+      - apiVersion: scheduling.volcano.sh/v1beta1
+        kind: Queue
+        metadata: {name: test}
+        spec: {weight: 1}
+  - at: 1s
+    apply:
+      - apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web}
+        spec:
+          replicas: 2
+          selector: {matchLabels: {app: web}}
+          template:
+            metadata:
+              labels: {app: web}
+              annotations: {scheduling.volcano.sh/queue-name: test}
+            spec:
+              schedulerName: volcano
+              containers: [{name: c, image: nginx, resources: {requests: {cpu: "1"}}}]
+      - apiVersion: batch/v1
+        kind: Job
+        metadata: {name: pi}
+        spec:
+          completions: 2
+          parallelism: 1
+          template:
+            metadata: {annotations: {pumice.io/duration: "60"}}
+            spec:
+              schedulerName: volcano
+              restartPolicy: Never
+              containers: [{name: c, image: perl, resources: {requests: {cpu: "1"}}}]
+until: 10m
+"""
+
+
+def test_workload_controllers_run_in_the_simulator(write: Write) -> None:
+    data = run_json(str(write("w.yaml", WORKLOADS)))
+    assert not data["cluster"].get("errors")
+    jobs = {(j["kind"], j["name"].split("-")[0]): j for j in data["jobs"]}
+    web = jobs[("ReplicaSet", "web")]
+    assert web["queue"] == "test" and len(web["pods"]) == 2 and web["phase"] == "Running"
+    pi = jobs[("Job.batch", "pi")]
+    assert pi["queue"] == "default" and pi["phase"] == "Completed"
+    starts = sorted(p["start"] for p in pi["pods"])
+    assert len(starts) == 2 and starts[1] >= starts[0] + 60  # parallelism 1: one after the other
+    assert data["queues"]["test"]["jobs"] == 1
+
+
+CRON = """
+name: cron
+cluster:
+  nodes:
+    - {count: 1, cpu: 4, memory: 8Gi}
+timeline:
+  - at: 0s
+    apply:
+      - apiVersion: batch.volcano.sh/v1alpha1
+        kind: CronJob
+        metadata: {name: tick}
+        spec:
+          schedule: "*/10 * * * *"
+          jobTemplate:
+            spec:
+              minAvailable: 1
+              schedulerName: volcano
+              tasks:
+                - name: t
+                  replicas: 1
+                  template:
+                    metadata: {annotations: {pumice.io/duration: "120"}}
+                    spec:
+                      restartPolicy: OnFailure
+                      containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+def test_the_virtual_clock_drives_cronjobs(write: Write) -> None:
+    path = write("cron.yaml", CRON)
+    endless = runner.invoke(app, ["sim", str(path), "-o", "json"])
+    assert endless.exit_code == 2 and "CronJob tick makes jobs for ever" in endless.output
+    data = run_json(str(path), "--until", "1h")
+    jobs = [j for j in data["jobs"] if j["kind"] == "Job"]
+    assert [j["submitted"] for j in jobs] == [600, 1200, 1800, 2400, 3000, 3600]
+    assert all(j["phase"] == "Completed" for j in jobs[:5])

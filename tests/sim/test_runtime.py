@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pumice.runtime import Cluster, admitted_deletes, admitted_resources
+from pumice.runtime import Cluster, admitted_deletes, admitted_resources, admitted_updates
 from pumice.sim import load_openb
 from pumice.store import Gone, MemoryStore
 from pumice.store.jsonutil import copy_json
@@ -88,15 +88,15 @@ def test_the_admission_hook_leaves_alone_the_writes_it_is_not_shown(shared: Path
     must not care about those writes."""
     from pumice.admission import Admission  # type: ignore[attr-defined, unused-ignore]
 
-    scope, deletes = admitted_resources(), admitted_deletes()
+    scope, updates, deletes = admitted_resources(), admitted_updates(), admitted_deletes()
     raw = Admission()
     skipped: set[str] = set()
 
     def spy(op: str, resource: str, new: dict[str, Any] | None, old: dict[str, Any] | None) -> Any:
         before = (copy_json(new), copy_json(old))
         result = raw(op, resource, new, old)
-        if resource not in (deletes if op == "DELETE" else scope):
-            skipped.add(f"{op} {resource}" if op == "DELETE" else resource)
+        if resource not in {"DELETE": deletes, "UPDATE": updates}.get(op, scope):
+            skipped.add(f"{op} {resource}" if op != "CREATE" else resource)
             assert result is None and (new, old) == before, (op, resource)
         return result
 
@@ -111,8 +111,9 @@ def test_the_admission_hook_leaves_alone_the_writes_it_is_not_shown(shared: Path
     c.run_idle()
     c.delete([{"kind": "Pod", "metadata": {"name": p["metadata"]["name"]}} for p in store.list("pods")[0][:5]])
     c.run_idle()
-    assert {"pods", "pods/status", "pods/binding", "nodes/status", "podgroups.scheduling.volcano.sh/status",
-            "queues.scheduling.volcano.sh/status", "DELETE pods", "DELETE podgroups.scheduling.volcano.sh"} <= skipped
+    assert {"nodes", "UPDATE pods/status", "UPDATE pods/binding", "UPDATE nodes/status",
+            "UPDATE podgroups.scheduling.volcano.sh/status", "UPDATE queues.scheduling.volcano.sh/status",
+            "DELETE pods", "DELETE podgroups.scheduling.volcano.sh"} <= skipped
 
 
 def test_apply_can_hand_objects_over_without_their_caller_seeing_system_fields() -> None:

@@ -136,8 +136,8 @@ def test_cluster_scoped_and_unknown_resources(store: BaseStore) -> None:
         store.get("nodes", "default", "n1")
     with pytest.raises(BadRequest):
         store.get("pods", None, "x")
-    with pytest.raises(NotFound, match=r"deployments\.apps"):
-        store.create("deployments.apps", {"metadata": {"name": "d"}})
+    with pytest.raises(NotFound, match=r"daemonsets\.apps"):
+        store.create("daemonsets.apps", {"metadata": {"name": "d"}})
     with pytest.raises(NotFound):
         store.list("widgets")
     queue = store.create("queues.scheduling.volcano.sh", {"metadata": {"name": "q"}, "spec": {"weight": 1}})

@@ -11,12 +11,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pumice.api import apply_defaults, parse_object
+from pumice.api import KubeObject, apply_defaults, parse_object
 from pumice.store import Invalid
 
 from .fastpath import podgroup_defaults
 
-__all__ = ["DEFAULTED", "default_object"]
+__all__ = ["DEFAULTED", "default_object", "schema_error"]
 
 #: Resources whose objects get Volcano defaults on CREATE.
 DEFAULTED = frozenset({"jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh"})
@@ -29,16 +29,24 @@ def _path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def default_object(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object with Volcano's defaults filled in; ``Invalid`` if it does not fit its schema."""
-    fast = podgroup_defaults(obj)
-    if fast is not None:
-        return fast
+def _model(obj: dict[str, Any]) -> KubeObject:
     try:
-        model = parse_object(obj)
+        return parse_object(obj)
     except ValidationError as err:
         first = err.errors()[0]
         meta = obj.get("metadata") or {}
         where = f'{obj.get("kind")} "{meta.get("name")}"'
         raise Invalid(f"{where}: {_path(tuple(first['loc']))}: {first['msg']}") from None
-    return apply_defaults(model).to_dict()
+
+
+def schema_error(obj: dict[str, Any]) -> None:
+    """``Invalid`` naming the first field of ``obj`` that does not fit its kind's schema (types, quantities)."""
+    _model(obj)
+
+
+def default_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object with Volcano's defaults filled in; ``Invalid`` if it does not fit its schema."""
+    fast = podgroup_defaults(obj)
+    if fast is not None:
+        return fast
+    return apply_defaults(_model(obj)).to_dict()

@@ -5,9 +5,12 @@ unknown fields are kept and written back. See :func:`load_file` / :func:`dump_ya
 manifests and :func:`apply_defaults` for Volcano's API-side defaults.
 """
 
+from pumice.api.apiextensions import CustomResourceDefinition
+from pumice.api.apps import Deployment, ReplicaSet, StatefulSet
 from pumice.api.base import ApiModel, Int, Quantity, ResourceList, StrictBool
 from pumice.api.batch import (
     Command,
+    CronJob,
     DependsOn,
     Job,
     JobCondition,
@@ -20,6 +23,7 @@ from pumice.api.batch import (
     TaskState,
     VolumeSpec,
 )
+from pumice.api.batch_v1 import BatchJob
 from pumice.api.core import (
     Affinity,
     Container,
@@ -47,7 +51,9 @@ from pumice.api.core import (
     PodStatus,
     PodTemplateSpec,
     PreferredSchedulingTerm,
+    ResourceQuota,
     ResourceRequirements,
+    ServiceAccount,
     Taint,
     Toleration,
     WeightedPodAffinityTerm,
@@ -64,6 +70,7 @@ from pumice.api.meta import (
     ObjectMeta,
     OwnerReference,
 )
+from pumice.api.nodeinfo import Numatopology
 from pumice.api.quantity import (
     QuantityError,
     format_quantity,
@@ -72,6 +79,7 @@ from pumice.api.quantity import (
     milli_value,
     parse_quantity,
 )
+from pumice.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from pumice.api.registry import (
     MODELS,
     GenericObject,
@@ -112,13 +120,19 @@ __all__ = [
     "MODELS",
     "Affinity",
     "ApiModel",
+    "BatchJob",
     "Cluster",
+    "ClusterRole",
+    "ClusterRoleBinding",
     "Command",
     "Condition",
     "Container",
     "ContainerPort",
     "ContainerStatus",
+    "CronJob",
+    "CustomResourceDefinition",
     "DependsOn",
+    "Deployment",
     "ExactMatch",
     "Flow",
     "FlowDependsOn",
@@ -159,6 +173,7 @@ __all__ = [
     "NodeSelectorTerm",
     "NodeSpec",
     "NodeStatus",
+    "Numatopology",
     "ObjectMeta",
     "OwnerReference",
     "PartitionPolicy",
@@ -185,9 +200,15 @@ __all__ = [
     "QueueSpec",
     "QueueStatus",
     "RegexMatch",
+    "ReplicaSet",
     "Reservation",
     "ResourceList",
+    "ResourceQuota",
     "ResourceRequirements",
+    "Role",
+    "RoleBinding",
+    "ServiceAccount",
+    "StatefulSet",
     "StrictBool",
     "SubGroupPolicy",
     "Taint",

@@ -1,23 +1,28 @@
-"""``batch.volcano.sh/v1alpha1`` Job and ``bus.volcano.sh/v1alpha1`` Command."""
+"""``batch.volcano.sh/v1alpha1`` Job and CronJob, and ``bus.volcano.sh/v1alpha1`` Command."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pumice.api.base import ApiModel, Int, openapi
+from pumice.api.base import ApiModel, Int, StrictBool, openapi
 from pumice.api.core import PodTemplateSpec
-from pumice.api.meta import KubeObject, OwnerReference, PrinterColumn
+from pumice.api.meta import KubeObject, ObjectMeta, OwnerReference, PrinterColumn
 from pumice.api.scheduling import DNS1123_SUBDOMAIN, NetworkTopologySpec
 
 __all__ = [
     "Command",
+    "CronJob",
+    "CronJobSpec",
+    "CronJobStatus",
     "DependsOn",
     "Job",
     "JobCondition",
     "JobSpec",
     "JobState",
     "JobStatus",
+    "JobTemplateSpec",
     "LifecyclePolicy",
+    "ObjectReference",
     "PartitionPolicy",
     "TaskSpec",
     "TaskState",
@@ -165,3 +170,53 @@ class Command(KubeObject):
     target_object: OwnerReference | None = openapi(alias="target")
     reason: str | None = None
     message: str | None = None
+
+
+# ---------------------------------------------------------------------------- CronJob
+
+
+class JobTemplateSpec(ApiModel):
+    """The Volcano Job a CronJob creates: its metadata (labels, annotations) and spec."""
+
+    metadata: ObjectMeta | None = None
+    spec: JobSpec | None = None
+
+
+class ObjectReference(ApiModel):
+    api_version: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    field_path: str | None = None
+
+
+class CronJobSpec(ApiModel):
+    schedule: str | None = None
+    time_zone: str | None = None
+    starting_deadline_seconds: Int | None = None
+    #: ``Allow`` (default), ``Forbid`` or ``Replace``.
+    concurrency_policy: str | None = None
+    suspend: StrictBool | None = None
+    job_template: JobTemplateSpec | None = None
+    successful_jobs_history_limit: Int | None = None
+    failed_jobs_history_limit: Int | None = None
+
+
+class CronJobStatus(ApiModel):
+    active: list[ObjectReference] | None = None
+    last_schedule_time: str | None = None
+    last_successful_time: str | None = None
+
+
+class CronJob(KubeObject):
+    """Volcano's CronJob (``batch.volcano.sh/v1alpha1``): Volcano Jobs on a cron schedule."""
+
+    API_VERSION: ClassVar[str] = "batch.volcano.sh/v1alpha1"
+    KIND: ClassVar[str] = "CronJob"
+    PLURAL: ClassVar[str] = "cronjobs"
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("cronvcjob", "cronvj")
+
+    spec: CronJobSpec | None = None
+    status: CronJobStatus | None = None

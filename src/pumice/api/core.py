@@ -1,4 +1,4 @@
-"""Core ``v1`` types: Node, Pod, Namespace and the pod template embedded in Volcano Jobs.
+"""Core ``v1`` types: Node, Pod, Namespace, ResourceQuota, ServiceAccount and the pod template of workloads.
 
 Only the fields the scheduler and controllers read are modelled; everything else in a
 manifest passes through untouched as an extra field.
@@ -40,7 +40,13 @@ __all__ = [
     "PodStatus",
     "PodTemplateSpec",
     "PreferredSchedulingTerm",
+    "ResourceQuota",
+    "ResourceQuotaSpec",
+    "ResourceQuotaStatus",
     "ResourceRequirements",
+    "ScopeSelector",
+    "ScopedResourceSelectorRequirement",
+    "ServiceAccount",
     "Taint",
     "Toleration",
     "WeightedPodAffinityTerm",
@@ -252,7 +258,7 @@ class Pod(KubeObject):
 
 
 class PodTemplateSpec(ApiModel):
-    """The pod template embedded in a Volcano Job task (not a top-level object)."""
+    """The pod template of a workload (a Volcano Job task, a Deployment...): not a top-level object."""
 
     metadata: ObjectMeta | None = None
     spec: PodSpec | None = None
@@ -278,3 +284,48 @@ class Namespace(KubeObject):
 
     spec: NamespaceSpec | None = None
     status: NamespaceStatus | None = None
+
+
+# ---------------------------------------------------------------------------- ResourceQuota, ServiceAccount
+
+
+class ScopedResourceSelectorRequirement(ApiModel):
+    scope_name: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
+
+
+class ScopeSelector(ApiModel):
+    match_expressions: list[ScopedResourceSelectorRequirement] | None = None
+
+
+class ResourceQuotaSpec(ApiModel):
+    hard: ResourceList | None = None
+    scopes: list[str] | None = None
+    scope_selector: ScopeSelector | None = None
+
+
+class ResourceQuotaStatus(ApiModel):
+    hard: ResourceList | None = None
+    used: ResourceList | None = None
+
+
+class ResourceQuota(KubeObject):
+    """A namespace's resource quota; ``status`` (hard and used) is kept by the quota controller."""
+
+    API_VERSION: ClassVar[str] = "v1"
+    KIND: ClassVar[str] = "ResourceQuota"
+    PLURAL: ClassVar[str] = "resourcequotas"
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("quota",)
+
+    spec: ResourceQuotaSpec | None = None
+    status: ResourceQuotaStatus | None = None
+
+
+class ServiceAccount(KubeObject):
+    """Stored so that bundles naming one apply; no tokens are minted."""
+
+    API_VERSION: ClassVar[str] = "v1"
+    KIND: ClassVar[str] = "ServiceAccount"
+    PLURAL: ClassVar[str] = "serviceaccounts"
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("sa",)

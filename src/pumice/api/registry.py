@@ -5,16 +5,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pumice.api.batch import Command, Job
-from pumice.api.core import Namespace, Node, Pod
+from pumice.api.apiextensions import CustomResourceDefinition
+from pumice.api.apps import Deployment, ReplicaSet, StatefulSet
+from pumice.api.batch import Command, CronJob, Job
+from pumice.api.batch_v1 import BatchJob
+from pumice.api.core import Namespace, Node, Pod, ResourceQuota, ServiceAccount
 from pumice.api.errors import UnknownResourceError
 from pumice.api.federation import MemberCluster
 from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
+from pumice.api.nodeinfo import Numatopology
+from pumice.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from pumice.api.scheduling import PodGroup, PriorityClass, Queue
 from pumice.api.topology import HyperNode
 
 __all__ = [
+    "ALIASES",
     "MODELS",
     "GenericObject",
     "kind_for_resource",
@@ -38,23 +44,40 @@ class GenericObject(KubeObject):
         return f"{namespace}/{self.name}" if namespace else self.name
 
 
-#: Every modelled kind.
+#: Every modelled kind. Where two share a CLI word (``jobs``), the first wins: Volcano's Job before
+#: Kubernetes' (``jobs.batch`` names that one).
 MODELS: tuple[type[KubeObject], ...] = (
     Namespace,
     Node,
     Pod,
+    ResourceQuota,
+    ServiceAccount,
     PriorityClass,
     PodGroup,
     Queue,
     HyperNode,
     Job,
+    CronJob,
     Command,
+    Numatopology,
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    BatchJob,
+    Role,
+    ClusterRole,
+    RoleBinding,
+    ClusterRoleBinding,
+    CustomResourceDefinition,
     JobFlow,
     JobTemplate,
     MemberCluster,
 )
 
-_BY_TYPE: dict[tuple[str, str], type[KubeObject]] = {(m.API_VERSION, m.KIND): m for m in MODELS}
+#: Other versions a kind is served under with the same schema (kube-apiserver 1.20 still serves these).
+ALIASES: dict[tuple[str, str], type[KubeObject]] = {("scheduling.k8s.io/v1beta1", "PriorityClass"): PriorityClass}
+
+_BY_TYPE: dict[tuple[str, str], type[KubeObject]] = {(m.API_VERSION, m.KIND): m for m in MODELS} | ALIASES
 
 
 def _resource_names(model: type[KubeObject]) -> set[str]:
@@ -65,9 +88,10 @@ def _resource_names(model: type[KubeObject]) -> set[str]:
     return names
 
 
-_BY_RESOURCE: dict[str, type[KubeObject]] = {
-    name: model for model in MODELS for name in _resource_names(model)
-}
+_BY_RESOURCE: dict[str, type[KubeObject]] = {}
+for _model in MODELS:
+    for _name in _resource_names(_model):
+        _BY_RESOURCE.setdefault(_name, _model)
 
 
 def model_for(api_version: str, kind: str) -> type[KubeObject]:

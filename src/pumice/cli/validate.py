@@ -1,7 +1,8 @@
 """``pumice validate -f FILE...``: would the API accept these manifests, applied in order?
 
-The objects go, in file order, into a fresh in-memory store guarded by Volcano's admission rules
-(with the ``root`` and ``default`` queues already there); every refusal is printed on one line and
+The objects go, in file order, into a fresh in-memory store guarded by Volcano's admission rules and
+kube-apiserver's checks (with the ``root`` and ``default`` queues already there): a CustomResourceDefinition
+makes its kind known to the objects after it, as on a cluster. Every refusal is printed on one line and
 nothing is applied anywhere. Exit 0 if all are accepted, 1 if any is refused, 2 for unreadable input.
 """
 
@@ -16,11 +17,9 @@ import typer
 from pumice.admission import admitted_memory_store
 from pumice.api import KubeObject, ManifestError, load_file
 from pumice.controllers import ensure_default_queues
-from pumice.store import DEFAULT_RESOURCES, MemoryStore, StoreError
+from pumice.store import MemoryStore, StoreError
 
 __all__ = ["Refusal", "check", "validate"]
-
-_RESOURCE_BY_TYPE = {(info.api_version, info.kind): info.name for info in DEFAULT_RESOURCES}
 
 
 class Refusal:
@@ -50,13 +49,15 @@ def check(objects: list[tuple[str, int, KubeObject]], store: MemoryStore | None 
     accepted, refusals = 0, []
     for source, index, obj in objects:
         data: dict[str, Any] = obj.to_dict()
-        resource = _RESOURCE_BY_TYPE.get((str(data.get("apiVersion")), str(data.get("kind"))))
-        if resource is None:
-            message = f"no resource serves {data.get('apiVersion')} {data.get('kind')}"
+        # the store's registry knows the custom resources of the CRDs accepted so far, as an API server does
+        info = store.resources.for_type(str(data.get("apiVersion")), str(data.get("kind")))
+        if info is None:
+            message = (f'no matches for kind "{data.get("kind")}" in version "{data.get("apiVersion")}" '
+                       "(is its CustomResourceDefinition applied first?)")
             refusals.append(Refusal(source, index, obj, message))
             continue
         try:
-            store.create(resource, data)
+            store.create(info.name, data)
         except StoreError as err:
             refusals.append(Refusal(source, index, obj, err.message))
             continue

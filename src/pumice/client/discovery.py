@@ -130,8 +130,13 @@ class Discovery:
             )
 
     def for_kind(self, api_version: str, kind: str) -> Resource:
-        """The resource serving objects of ``apiVersion``/``kind`` (what ``apply -f`` needs)."""
+        """The resource serving objects of ``apiVersion``/``kind`` (what ``apply -f`` needs). A kind not among
+        the group version's known resources is asked for again once: a CRD applied since may serve it now."""
         served = self.group_version(api_version)
+        if not any(r.kind == kind for r in served or ()) and api_version in self._by_gv:
+            del self._by_gv[api_version]
+            self._all = None
+            served = self.group_version(api_version)
         if served:
             for r in served:
                 if r.kind == kind:

@@ -1,4 +1,5 @@
-"""``ControllerManager``: every controller of ``vc-controller-manager`` over one store and one clock.
+"""``ControllerManager``: every controller of ``vc-controller-manager`` over one store and one clock, and in an
+embedded cluster the controllers of ``kube-controller-manager`` that Volcano's users rely on.
 
 ``sync()`` runs the controllers in a fixed order until a whole round writes nothing (bounded, so a
 controller that keeps writing cannot hang the caller); ``next_wakeup()`` is the earliest time any of
@@ -9,15 +10,24 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from pumice.api.resources import BATCH_JOBS, CRONJOBS, DEPLOYMENTS, REPLICASETS, RESOURCEQUOTAS, STATEFULSETS
 from pumice.clock import Clock
 from pumice.events import EventRecorder
 from pumice.store import Store
 
+from .batchjob import BatchJobController
+from .cronjob import CronJobController
+from .deployment import DeploymentController
+from .dormant import Dormant
 from .gc import GarbageCollector
 from .job import COMPONENT, JobController
 from .jobflow import JobFlowController, JobTemplateController
+from .owned import OwnedPods
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
+from .quota import QuotaController
+from .replicaset import ReplicaSetController
+from .statefulset import StatefulSetController
 
 __all__ = ["Controller", "ControllerManager"]
 
@@ -31,9 +41,16 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Queue, PodGroup, Job, JobFlow, JobTemplate and GC controllers; creates the ``root`` and ``default`` queues."""
+    """Volcano's Queue, PodGroup, Job, JobFlow, JobTemplate, CronJob and GC controllers; creates the ``root`` and
+    ``default`` queues.
 
-    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS) -> None:
+    ``kubernetes=True`` (an embedded cluster) adds what kube-controller-manager does on a real cluster:
+    Deployments, ReplicaSets, StatefulSets, batch/v1 Jobs and ResourceQuota status. Against a real API server
+    pass ``kubernetes=False``: Kubernetes' own controllers do that there (Volcano's CronJob controller stays).
+    Both groups stay ``Dormant`` until an object of their kinds exists.
+    """
+
+    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS, kubernetes: bool = True) -> None:
         self.store = store
         self.clock = clock
         self.max_rounds = max_rounds
@@ -45,9 +62,21 @@ class ControllerManager:
         self.jobs = JobController(store, clock, self.recorder)
         self.jobflows = JobFlowController(store, clock, self.recorder)
         self.jobtemplates = JobTemplateController(store, clock)
+        self.cronjobs = Dormant(store, clock, (CRONJOBS,), lambda: (CronJobController(store, clock),))
         self.gc = GarbageCollector(store, clock)
-        self.controllers: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.jobflows,
-                                                    self.jobtemplates, self.gc)
+        volcano: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.jobflows, self.jobtemplates,
+                                           self.cronjobs, self.gc)
+        self.kubernetes: Dormant | None = None
+        if kubernetes:
+            def build() -> tuple[Controller, ...]:
+                pods = OwnedPods(store, clock)
+                return (DeploymentController(store, clock), ReplicaSetController(store, clock, pods),
+                        StatefulSetController(store, clock, pods), BatchJobController(store, clock, pods),
+                        QuotaController(store, clock, pods))
+
+            self.kubernetes = Dormant(store, clock, (DEPLOYMENTS, REPLICASETS, STATEFULSETS, BATCH_JOBS,
+                                                     RESOURCEQUOTAS), build)
+        self.controllers: tuple[Controller, ...] = (*((self.kubernetes,) if self.kubernetes else ()), *volcano)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = store.change_marker  # moves with every store write

@@ -6,7 +6,15 @@ store admission hook; ``resource_for`` maps a manifest's kind to its store resou
 
 from .cluster import MAX_ROUNDS, Cluster
 from .demand import Demand
-from .wiring import admitted_deletes, admitted_resources, attach_admission, default_queues, load_admission, resource_for
+from .wiring import (
+    admitted_deletes,
+    admitted_resources,
+    admitted_updates,
+    attach_admission,
+    default_queues,
+    load_admission,
+    resource_for,
+)
 
 __all__ = [
     "MAX_ROUNDS",
@@ -14,6 +22,7 @@ __all__ = [
     "Demand",
     "admitted_deletes",
     "admitted_resources",
+    "admitted_updates",
     "attach_admission",
     "default_queues",
     "load_admission",

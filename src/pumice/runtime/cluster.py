@@ -76,6 +76,7 @@ class Cluster:
         *,
         period: float = 1.0,
         controllers: bool = True,
+        kubernetes_controllers: bool = True,
         seed: int = 0,
         lazy_status: bool | None = None,
         history: int = DEFAULT_HISTORY,
@@ -89,7 +90,9 @@ class Cluster:
         self.store: Store = store
         self._changes = store.change_marker  # what moves when the store is written (see ``_settle``)
         self.period = period
-        self.controllers = ControllerManager(store, self.clock) if controllers else None
+        # ``kubernetes_controllers``: kube-controller-manager's part (Deployments...), off where a real one runs
+        self.controllers = ControllerManager(store, self.clock, kubernetes=kubernetes_controllers) \
+            if controllers else None
         if self.controllers is None:
             default_queues(store)
         #: Prometheus metrics of this cluster, in a registry of its own (``pumice.metrics``).
@@ -102,11 +105,8 @@ class Cluster:
         self.cycles = 0
         self._last_cycle = -math.inf
         self._due: tuple[tuple[Any, ...], Any, float | None] | None = None  # scheduler_due: (key, last outcome, due)
-        self._kinds: dict[str, ResourceInfo] = {}  # kind -> resource, as resource_for answers (its registry is fixed)
-        registry = getattr(store, "resources", None)
-        if registry is not None:
-            for name in registry:
-                self._kinds.setdefault(registry[name].kind, registry[name])
+        self._kinds: dict[tuple[str, str], ResourceInfo] = {}  # (apiVersion, kind) -> resource, as resource_for
+        self._kinds_of = getattr(getattr(store, "resources", None), "generation", None)  # says (until a CRD changes)
 
     # --- driving --------------------------------------------------------------------------------------------
 
@@ -237,7 +237,7 @@ class Cluster:
         for raw in objects:
             # a wire dict (most often), or a KubeObject
             obj = dict(raw) if type(raw) is dict else dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)
-            info = self._kinds.get(str(obj.get("kind") or "")) or resource_for(obj, self.store)
+            info = self._resource(obj)
             meta = dict(obj.get("metadata") or {})
             ns = (meta.get("namespace") or "default") if info.namespaced else None
             if ns is not None:
@@ -257,12 +257,24 @@ class Cluster:
             out.append(self.store.patch(info.name, ns, name, body, copy=copy))
         return out
 
+    def _resource(self, obj: Mapping[str, Any]) -> ResourceInfo:
+        """``resource_for(obj)``, remembered per (apiVersion, kind) while the store's custom resources stay."""
+        generation = getattr(getattr(self.store, "resources", None), "generation", None)
+        if generation != self._kinds_of:
+            self._kinds.clear()
+            self._kinds_of = generation
+        key = (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+        info = self._kinds.get(key)
+        if info is None:
+            info = self._kinds[key] = resource_for(obj, self.store)
+        return info
+
     def delete(self, objects: Iterable[Mapping[str, Any]]) -> int:
         """Delete objects named by kind/namespace/name (as ``kubectl delete -f``); returns how many existed."""
         count = 0
         for raw in objects:
             obj = dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)
-            info = resource_for(obj, self.store)
+            info = self._resource(obj)
             meta = obj.get("metadata") or {}
             ns = (meta.get("namespace") or "default") if info.namespaced else None
             with contextlib.suppress(NotFound):

@@ -1,4 +1,4 @@
-"""Wiring helpers of the runtime: admission hook, kind -> resource, Volcano's starting queues."""
+"""Wiring helpers of the runtime: admission hook, apiVersion/kind -> resource, Volcano's starting queues."""
 
 from __future__ import annotations
 
@@ -6,50 +6,56 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from pumice.admission import Admission
-from pumice.api.resources import JOBFLOWS, JOBS, JOBTEMPLATES, PODGROUPS, QUEUES
-from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, Store
+from pumice.admission import ADMITTED_DELETES, ADMITTED_RESOURCES, ADMITTED_UPDATES, Admission
+from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, ResourceRegistry, Store
 
 __all__ = [
     "admitted_deletes",
     "admitted_resources",
+    "admitted_updates",
     "attach_admission",
     "default_queues",
     "load_admission",
     "resource_for",
 ]
 
-_KINDS: dict[str, ResourceInfo] = {info.kind: info for info in DEFAULT_RESOURCES}
+_BUILT_IN = ResourceRegistry(DEFAULT_RESOURCES)
 
 
 def load_admission() -> Admission:
-    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks), told which writes it vets.
+    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks and kube-apiserver's checks).
 
-    The hook reads the store it guards: ``Cluster`` attaches it to its store (``hook.attach(store)``).
+    It declares the writes it vets itself (``resources``, ``updates``, ``deletes``: see ``admitted_*``), the
+    custom resources joining as their CRDs are admitted. The hook reads the store it guards: ``Cluster``
+    attaches it to its store (``hook.attach(store)``).
     """
-    hook = Admission()
-    hook.resources = admitted_resources()
-    hook.deletes = admitted_deletes()
-    return hook
+    return Admission()
 
 
 def admitted_resources() -> frozenset[str]:
-    """What Volcano's webhooks vet: main-resource writes of Jobs, PodGroups, Queues, JobFlows (and JobTemplates'
-    CRD schema), see ``pumice.admission``.
+    """What the admission hook vets (see ``pumice.admission``): main-resource writes of Volcano's kinds (JobFlows
+    and JobTemplates too), the workloads, RBAC objects, CRDs (and the custom resources they define), and pod
+    creations.
 
-    Declared to the store as the hook's ``resources``, so that every other write (pods, nodes, every status
-    write and binding) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
+    Declared to the store as the hook's ``resources``, so that every other write (every status write and
+    binding, pod updates) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
     the hook indeed leaves those writes alone.
     """
-    return frozenset({JOBS, PODGROUPS, QUEUES, JOBFLOWS, JOBTEMPLATES})
+    return frozenset(ADMITTED_RESOURCES)
+
+
+def admitted_updates() -> frozenset[str]:
+    """The updates the admission hook vets: those of ``admitted_resources()`` but pods."""
+    return frozenset(ADMITTED_UPDATES)
 
 
 def admitted_deletes() -> frozenset[str]:
-    """The deletions Volcano's webhooks vet: only of Queues (a queue with children or a built-in one stays).
+    """The deletions the admission hook vets: of Queues (a queue with children or a built-in one stays) and of
+    CRDs (their objects go first).
 
     Declared as the hook's ``deletes``: deleting a PodGroup or a Job then costs no copy of it for the hook.
     """
-    return frozenset({QUEUES})
+    return frozenset(ADMITTED_DELETES)
 
 
 def attach_admission(store: Store) -> None:
@@ -61,15 +67,18 @@ def attach_admission(store: Store) -> None:
 
 
 def resource_for(obj: Mapping[str, Any], store: Store | None = None) -> ResourceInfo:
-    """The store resource of an object from its kind (``KeyError`` if the kind is unknown)."""
-    kind = str(obj.get("kind") or "")
+    """The store resource serving an object, from its apiVersion and kind (the store's registry first: it knows
+    the custom resources of its CRDs). A reference without apiVersion (``{kind: Job, name: x}`` in a scenario's
+    delete) takes the first resource of that kind: Volcano's Job before Kubernetes'. ``KeyError`` naming the
+    type if none serves it, as kubectl's "no matches for kind"."""
+    api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
     registry = getattr(store, "resources", None)
-    if registry is not None:
-        for name in registry:
-            info = registry[name]
-            if info.kind == kind:
+    for known in (registry, _BUILT_IN):
+        if isinstance(known, ResourceRegistry):
+            info = known.for_type(api_version, kind) if api_version else known.for_kind(kind)
+            if info is not None:
                 return info
-    return _KINDS[kind]
+    raise KeyError(f'no matches for kind "{kind}" in version "{api_version}"')
 
 
 def default_queues(store: Store) -> None:

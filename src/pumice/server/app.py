@@ -103,16 +103,29 @@ class _Api:
     ) -> None:
         self.store = store
         self.columns = columns
-        registry = getattr(store, "resources", None)
-        infos = DEFAULT_RESOURCES if registry is None else tuple(registry[name] for name in registry)
-        self.index = ResourceIndex(infos)
         self.now = now
         self.on_change = on_change
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout
         self.pager = ListPager()
-        self._openapi = openapi_v2(self.index)
+        self._indexed: object = ()  # the registry generation ``_index`` was built for
+        self._index = self._build_index()
+
+    def _build_index(self) -> ResourceIndex:
+        registry = getattr(self.store, "resources", None)
+        infos = DEFAULT_RESOURCES if registry is None else tuple(registry[name] for name in registry)
+        self._indexed = getattr(registry, "generation", None)
+        index = ResourceIndex(infos)
+        self._openapi = openapi_v2(index)
         self._openapi_pb = openapi_v2_protobuf(self._openapi)
+        return index
+
+    @property
+    def index(self) -> ResourceIndex:
+        """The served resources, rebuilt when a CustomResourceDefinition changed what the store serves."""
+        if getattr(getattr(self.store, "resources", None), "generation", None) != self._indexed:
+            self._index = self._build_index()
+        return self._index
 
     # --- discovery ----------------------------------------------------------------------------------------
 
@@ -228,6 +241,9 @@ class _Api:
 
     def _respond(self, request: Request, target: _Target, objects: list[dict[str, Any]], rv: str | None,
                  single: dict[str, Any] | None = None, list_meta: dict[str, Any] | None = None) -> Response:
+        if target.resource.converts:
+            objects = [_as_version(target.resource, o) for o in objects]
+            single = None if single is None else objects[0]
         accept = request.headers.get("accept")
         if wants_table(accept):
             include = request.query_params.get("includeObject") or "Metadata"
@@ -297,6 +313,8 @@ class _Api:
         first = [True]
 
         def encode(event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
+            if r.converts:
+                obj = _as_version(r, obj)
             if not table:
                 return obj
             out = table_for(r.store_name, [obj], self.now(), include_object=include, with_columns=first[0],
@@ -370,7 +388,7 @@ class _Api:
         self._fit_namespace(target, body)
         record_update(None, body, self._manager(request), rfc3339(self.now()), builtin=target.resource.strategic)
         created = await self._write(self.store.create, target.resource.store_name, body)
-        return _Json(created, status_code=201)
+        return _Json(_as_version(target.resource, created), status_code=201)
 
     async def _update(self, request: Request, target: _Target) -> Response:
         self._check_dry_run(request)
@@ -393,7 +411,7 @@ class _Api:
             return self.store.update(r.store_name, body, subresource=target.sub)
 
         updated = await self._write(update)
-        return _Json(updated)
+        return _Json(_as_version(r, updated))
 
     async def _patch(self, request: Request, target: _Target) -> Response:
         self._check_dry_run(request)
@@ -402,7 +420,7 @@ class _Api:
         if ctype == _STRATEGIC and r.strategic:
             body = await self._body(request)
             result = await self._write(self._strategic, target, body, self._manager(request))
-            return _Json(result)
+            return _Json(_as_version(r, result))
         if ctype == _APPLY and target.sub is None:
             return await self._apply(request, target)
         if ctype not in (_MERGE, _JSON_PATCH):
@@ -414,7 +432,7 @@ class _Api:
         kind = "merge" if ctype == _MERGE else "json"
         patched = await self._write(self.store.patch, r.store_name, target.namespace, target.name, body,
                                     patch_type=kind, subresource=target.sub)
-        return _Json(patched)
+        return _Json(_as_version(r, patched))
 
     def _manager(self, request: Request) -> str:
         return manager_of(request.query_params.get("fieldManager"), request.headers.get("user-agent"))
@@ -462,7 +480,7 @@ class _Api:
             raise Conflict(f'{r.store_name} "{target.name}" keeps changing: server-side apply gave up')
 
         result, created = await self._write(apply)
-        return _Json(result, status_code=201 if created else 200)
+        return _Json(_as_version(r, result), status_code=201 if created else 200)
 
     def _strategic(self, target: _Target, patch: Any, manager: str = "unknown") -> dict[str, Any]:
         """Read, patch, write with the read's resourceVersion; retried on a concurrent write."""
@@ -516,7 +534,7 @@ class _Api:
                                f"UID in object meta: {current['metadata'].get('uid')}")
         deleted = await self._write(self.store.delete, r.store_name, target.namespace, target.name,
                                     resource_version=rv)
-        return _Json(deleted)
+        return _Json(_as_version(r, deleted))
 
     async def _delete_collection(self, request: Request, target: _Target) -> Response:
         self._check_dry_run(request)
@@ -552,6 +570,14 @@ class _Api:
         await self._write(self.store.bind, target.namespace, target.name, node)
         return _Json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
                      status_code=201)
+
+
+def _as_version(resource: ApiResource, obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` as served under ``resource``'s version: the same fields, its ``apiVersion`` (no schema differs
+    between the versions pumice serves of one kind, as for a CRD without a conversion webhook)."""
+    if not resource.converts or not isinstance(obj, dict):
+        return obj
+    return {**obj, "apiVersion": resource.group_version}
 
 
 def _limit(raw: str | None) -> int | None:

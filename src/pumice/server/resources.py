@@ -35,11 +35,22 @@ _EXTRA: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "jobflows.flow.volcano.sh": ("jobflow", ("jf",), ("volcano",)),
     "jobtemplates.flow.volcano.sh": ("jobtemplate", ("jt",), ("volcano",)),
     "hypernodes.topology.volcano.sh": ("hypernode", ("hn",), ("volcano",)),
+    "cronjobs.batch.volcano.sh": ("cronjob", ("cronvcjob", "cronvj"), ("volcano",)),
+    "numatopologies.nodeinfo.volcano.sh": ("numatopology", ("numatopo",), ()),
+    "serviceaccounts": ("serviceaccount", ("sa",), ()),
+    "resourcequotas": ("resourcequota", ("quota",), ()),
+    "deployments.apps": ("deployment", ("deploy",), ("all",)),
+    "replicasets.apps": ("replicaset", ("rs",), ("all",)),
+    "statefulsets.apps": ("statefulset", ("sts",), ("all",)),
+    "jobs.batch": ("job", (), ("all",)),
+    "customresourcedefinitions.apiextensions.k8s.io": ("customresourcedefinition", ("crd", "crds"),
+                                                       ("api-extensions",)),
     "clusters.federation.pumice.io": ("cluster", ("mc",), ("pumice",)),
 }
 
 #: Kinds whose Go types kubectl knows (strategic merge patch applies to them, not to custom resources).
-CORE_GROUPS = frozenset({"", "scheduling.k8s.io", "networking.k8s.io"})
+CORE_GROUPS = frozenset({"", "scheduling.k8s.io", "networking.k8s.io", "apps", "batch", "rbac.authorization.k8s.io",
+                         "apiextensions.k8s.io"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +68,13 @@ class ApiResource:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = field(default=())
+    #: The version objects are stored in; served under ``version`` (another one) they are converted.
+    storage_version: str = ""
+
+    @property
+    def converts(self) -> bool:
+        """Whether objects change ``apiVersion`` between this version and the stored one."""
+        return bool(self.storage_version) and self.storage_version != self.version
 
     @property
     def group_version(self) -> str:
@@ -91,10 +109,11 @@ class ApiResource:
         return out
 
 
-def _describe(info: ResourceInfo) -> ApiResource:
-    group, _, version = info.api_version.rpartition("/")
+def _describe(info: ResourceInfo, version: str) -> ApiResource:
+    group = info.group
     plural = info.name.split(".", 1)[0]
-    singular, shorts, categories = _EXTRA.get(info.name, (info.kind.lower(), (), ()))
+    singular, shorts, categories = _EXTRA.get(info.name, (info.singular or info.kind.lower(), info.short_names,
+                                                          info.categories))
     subs: list[str] = []
     if info.has_status:
         subs.append("status")
@@ -112,6 +131,7 @@ def _describe(info: ResourceInfo) -> ApiResource:
         short_names=shorts,
         categories=categories,
         subresources=tuple(subs),
+        storage_version=info.version,
     )
 
 
@@ -119,14 +139,15 @@ class ResourceIndex:
     """Served resources by ``(group, version, plural)`` and by group."""
 
     def __init__(self, infos: Iterable[ResourceInfo]) -> None:
-        self.resources: list[ApiResource] = [_describe(info) for info in infos]
+        #: one entry per served version, the storage version first
+        self.resources: list[ApiResource] = [_describe(info, v) for info in infos for v in info.versions]
         self._by_path = {(r.group, r.version, r.plural): r for r in self.resources}
 
     def lookup(self, group: str, version: str, plural: str) -> ApiResource | None:
         return self._by_path.get((group, version, plural))
 
     def groups(self) -> dict[str, list[str]]:
-        """Group name -> versions, in first-seen order (the core group is ``""``)."""
+        """Group name -> versions, in first-seen order (the core group is ``""``; the first is preferred)."""
         out: dict[str, list[str]] = {}
         for r in self.resources:
             versions = out.setdefault(r.group, [])

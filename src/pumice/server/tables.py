@@ -380,7 +380,60 @@ def _event_cells(event: dict[str, Any], now: float) -> list[Any]:
     ]
 
 
+def _int(obj: dict[str, Any], *path: str) -> int:
+    value: Any = obj
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    return int(value or 0)
+
+
+_DEPLOYMENT_COLUMNS = (Column("Ready", "string"), Column("Up-to-date", "integer"), Column("Available", "integer"),
+                       Column("Age", "string"))
+
+
+def _deployment_cells(obj: dict[str, Any], now: float) -> list[Any]:
+    return [f"{_int(obj, 'status', 'readyReplicas')}/{_int(obj, 'spec', 'replicas')}",
+            _int(obj, "status", "updatedReplicas"), _int(obj, "status", "availableReplicas"), _created(obj, now)]
+
+
+_REPLICASET_COLUMNS = (Column("Desired", "integer"), Column("Current", "integer"), Column("Ready", "integer"),
+                       Column("Age", "string"))
+
+
+def _replicaset_cells(obj: dict[str, Any], now: float) -> list[Any]:
+    return [_int(obj, "spec", "replicas"), _int(obj, "status", "replicas"), _int(obj, "status", "readyReplicas"),
+            _created(obj, now)]
+
+
+_STATEFULSET_COLUMNS = (Column("Ready", "string"), Column("Age", "string"))
+
+
+def _statefulset_cells(obj: dict[str, Any], now: float) -> list[Any]:
+    return [f"{_int(obj, 'status', 'readyReplicas')}/{_int(obj, 'spec', 'replicas')}", _created(obj, now)]
+
+
+_JOB_COLUMNS = (Column("Status", "string"), Column("Completions", "string"), Column("Duration", "string"),
+                Column("Age", "string"))
+
+
+def _job_cells(obj: dict[str, Any], now: float) -> list[Any]:
+    status = obj.get("status") or {}
+    states = {c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"}
+    phase = "Complete" if "Complete" in states else "Failed" if "Failed" in states else \
+        "Suspended" if "Suspended" in states else "Running"
+    completions = (obj.get("spec") or {}).get("completions")
+    done = f"{_int(obj, 'status', 'succeeded')}/{completions}" if completions is not None else \
+        f"{_int(obj, 'status', 'succeeded')}/1 of {(obj.get('spec') or {}).get('parallelism', 1)}"
+    start, end = _parse_time(status.get("startTime")), _parse_time(status.get("completionTime"))
+    duration = "" if start is None else human_duration((end if end is not None else now) - start)
+    return [phase, done, duration, _created(obj, now)]
+
+
 _BUILTIN: dict[str, tuple[tuple[Column, ...], Callable[[dict[str, Any], float], list[Any]]]] = {
+    "deployments.apps": (_DEPLOYMENT_COLUMNS, _deployment_cells),
+    "replicasets.apps": (_REPLICASET_COLUMNS, _replicaset_cells),
+    "statefulsets.apps": (_STATEFULSET_COLUMNS, _statefulset_cells),
+    "jobs.batch": (_JOB_COLUMNS, _job_cells),
     "pods": (_POD_COLUMNS, _pod_cells),
     "nodes": (_NODE_COLUMNS, _node_cells),
     "namespaces": (_NAMESPACE_COLUMNS, _namespace_cells),

@@ -141,7 +141,21 @@ def run_scenario(scenario: Scenario, progress: Callable[[float], None] | None = 
         return _run(scenario, progress)
 
 
+def _check_ends(scenario: Scenario) -> None:
+    """A CronJob makes jobs for ever: a run with one needs an end (``until``)."""
+    if scenario.until is not None:
+        return
+    for action in scenario.timeline:
+        for obj in action.objects:
+            if action.kind == "apply" and obj.get("kind") == "CronJob" and \
+                    str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+                name = (obj.get("metadata") or {}).get("name")
+                raise ScenarioError(scenario.source, "until", f"CronJob {name} makes jobs for ever: give the "
+                                    "scenario an end (until: 1d, or --until)")
+
+
 def _run(scenario: Scenario, progress: Callable[[float], None] | None) -> SimResult:
+    _check_ends(scenario)
     conf = scheduler_conf(scenario)
     wall = time.perf_counter()
     clock = VirtualClock()

@@ -28,6 +28,9 @@ __all__ = ["DIMS", "JobRecord", "PodRecord", "Recorder", "node_vector", "pod_vec
 DIMS = ("cpu", "memory", "gpu")
 JOB_NAME_LABEL = "volcano.sh/job-name"
 JOB_DONE = ("Completed", "Failed", "Aborted", "Terminated")
+VOLCANO_BATCH = "batch.volcano.sh/"
+#: Controllers whose pods Volcano groups (``podgroup-<owner uid>``): the report names the group after them.
+WORKLOAD_KINDS = ("ReplicaSet", "StatefulSet", "Job", "DaemonSet")
 
 
 def _q(resources: dict[str, Any], name: str, milli: bool) -> float:
@@ -79,7 +82,8 @@ class PodRecord:
 
 @dataclass
 class JobRecord:
-    kind: str  # Job (Volcano), PodGroup (pods grouped without a Volcano Job) or Pod
+    kind: str  # Job (Volcano), PodGroup (pods grouped without a Volcano Job), Pod, or the controller of the pods
+    # grouped by Volcano (ReplicaSet, StatefulSet, ``Job.batch`` for batch/v1: its ``name`` is the controller's)
     namespace: str
     name: str
     queue: str = "default"
@@ -220,12 +224,18 @@ class Recorder:
         meta = _meta(ev.object)
         ns = meta.get("namespace") or "default"
         key = f"{ns}/{meta.get('name')}"
-        refs = meta.get("ownerReferences")
-        owner = next((o.get("name", "") for o in refs if o.get("kind") == "Job"), "") if refs else ""
+        refs = meta.get("ownerReferences") or ()
+        owner = next((o.get("name", "") for o in refs
+                      if o.get("kind") == "Job" and str(o.get("apiVersion", "")).startswith(VOLCANO_BATCH)), "")
+        workload = next((o for o in refs if o.get("controller") and o.get("kind") in WORKLOAD_KINDS), None)
         rec = self.groups.get(key)
         if rec is None:
             if owner:
                 rec = self._job("Job", ns, owner)
+            elif workload is not None:  # the pods of a ReplicaSet, StatefulSet or batch/v1 Job: named after it
+                kind = "Job.batch" if workload["kind"] == "Job" else str(workload["kind"])  # not a Volcano Job
+                rec = self._job(kind, ns, str(workload.get("name")))
+                rec.submitted = t if rec.submitted is None else rec.submitted
             else:
                 rec = self._job("PodGroup", ns, str(meta.get("name")))
                 rec.submitted = t if rec.submitted is None else rec.submitted
@@ -245,6 +255,28 @@ class Recorder:
             return rec if rec is not None else self._job("PodGroup", ns, group)
         return self._job("Pod", ns, name)
 
+    def _regroup(self, uid: str, rec: PodRecord, pod: dict[str, Any], ns: str, name: str) -> None:
+        """A plain pod seen before its PodGroup was made for it joins that group's record (and its queue, from
+        the ``scheduling.volcano.sh/queue-name`` annotation, as the PodGroup carries it)."""
+        job = self._job_of(pod, ns, name)
+        if job.key == rec.job:
+            return
+        old = self.jobs.get(rec.job)
+        if old is not None:
+            old.pods.remove(uid)
+            if not old.pods:
+                del self.jobs[rec.job]
+            if job.submitted is None or (old.submitted is not None and old.submitted < job.submitted):
+                job.submitted = old.submitted
+        job.pods.append(uid)
+        rec.job = job.key
+        if rec.queue != job.queue:
+            if rec.node and rec.end is None:  # already holding resources: move them to the new queue
+                self.queue_used[rec.queue] -= rec.vector
+                self.queue_used.setdefault(job.queue, np.zeros(3))
+                self.queue_used[job.queue] += rec.vector
+            rec.queue = job.queue
+
     def _on_pod(self, ev: WatchEvent, t: float) -> bool:
         pod = ev.object
         meta = pod.get("metadata") or _NO_META
@@ -262,6 +294,8 @@ class Recorder:
             self.pods[uid] = rec
             self.latest[f"{ns}/{name}"] = uid
             self.shapes[rec.vector.tobytes()] += 1
+        elif rec.job[0] == "Pod" and ev.type != "DELETED":
+            self._regroup(uid, rec, pod, ns, name)
         node = (pod.get("spec") or _NO_META).get("nodeName") or ""
         phase = (pod.get("status") or _NO_META).get("phase") or "Pending"
         was_holding = rec.node and rec.end is None
@@ -281,7 +315,7 @@ class Recorder:
         if ended and rec.end is None and (rec.node or ev.type == "DELETED"):
             rec.end = t
             owner = self.jobs.get(rec.job)
-            if phase in ("Succeeded", "Failed") and owner is not None and owner.kind != "Job":
+            if phase in ("Succeeded", "Failed") and owner is not None and owner.kind in ("PodGroup", "Pod"):
                 self.finished_plain.append(uid)
         holding = bool(rec.node) and rec.end is None
         if holding == bool(was_holding):

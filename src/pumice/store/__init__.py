@@ -12,7 +12,7 @@ from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound
 from .memory import MemoryStore
 from .patch import apply_json_patch, apply_merge_patch, apply_patch
 from .protocol import Admission, EventType, Operation, Store, Watch, WatchEvent
-from .resources import DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry
+from .resources import CRDS, DEFAULT_RESOURCES, ResourceInfo, ResourceRegistry, custom_resource, custom_resources
 from .rules import format_timestamp
 from .selectors import (
     FieldRequirement,
@@ -24,6 +24,7 @@ from .sqlite import SqliteBackend, SqliteStore
 from .watch import FeedWatcher, Watcher
 
 __all__ = [
+    "CRDS",
     "DEFAULT_HISTORY",
     "DEFAULT_RESOURCES",
     "Admission",
@@ -57,6 +58,8 @@ __all__ = [
     "apply_json_patch",
     "apply_merge_patch",
     "apply_patch",
+    "custom_resource",
+    "custom_resources",
     "format_timestamp",
     "parse_field_selector",
     "parse_label_selector",

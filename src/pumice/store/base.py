@@ -81,6 +81,7 @@ class BaseStore(WritePath):
         self._writes = 0
         for resource, namespace, name, obj in state.objects:
             self._objects.setdefault(resource, {}).setdefault(namespace, {})[name] = obj
+        self._define_custom()  # the kinds of the stored CRDs are served again
         self._hub = WatchHub(self._lock, history, state.events[-history:])
 
     # --- what the store is --------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """``AdmissionGate``: how an embedded store runs its admission hook (see ``pumice.store.protocol.Admission``).
 
-Which writes the hook sees (its ``resources`` and ``deletes``, read on every write: a hook may be given
+Which writes the hook sees (its ``resources``, ``updates`` and ``deletes``, read on every write: a hook may be given
 them after the store is built), the copies that protect the stored objects from it, and what its answer
 becomes (normalized JSON, or ``new`` itself for a hook with ``plain_results``).
 """
@@ -34,6 +34,11 @@ class AdmissionGate:
             return False
         scope = getattr(hook, "resources", None)
         return scope is None or resource in scope
+
+    def vets_update(self, resource: str) -> bool:
+        """Whether the hook wants to see updates of ``resource`` (its ``updates``, if declared)."""
+        scope = getattr(self.hook, "updates", None)
+        return self.vets(resource) if scope is None else resource in scope
 
     def vets_delete(self, resource: str) -> bool:
         """Whether the hook wants to see deletions of ``resource`` (its ``deletes``, if declared)."""

@@ -56,10 +56,10 @@ after admission, and for subresource writes only the subresource's part of a ret
 
 A hook may declare the resource strings (qualified as above) it wants to see as a ``resources`` attribute (a
 set); the embedded stores then skip it for every other write, and with it the copies made to protect the
-stored objects from it. A ``deletes`` attribute (a set) likewise narrows the deletions it sees (without one:
-those of ``resources``). A hook that declares ``plain_results = True`` promises that when it answers with
-``new`` itself (or ``None``), whatever it changed in it is plain JSON it keeps no reference to: the embedded
-stores then store it without copying it once more.
+stored objects from it. ``updates`` and ``deletes`` attributes (sets) likewise narrow the updates and the
+deletions it sees (without one: those of ``resources``). A hook that declares ``plain_results = True``
+promises that when it answers with ``new`` itself (or ``None``), whatever it changed in it is plain JSON it
+keeps no reference to: the embedded stores then store it without copying it once more.
 """
 
 

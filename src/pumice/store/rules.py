@@ -121,6 +121,8 @@ def set_type(info: ResourceInfo, obj: dict[str, Any]) -> None:
         raise BadRequest(
             f"apiVersion {api_version!r} does not belong to resource {info.name!r} (expected {info.api_version!r})"
         )
+    if info.other_versions and api_version != info.api_version and info.serves(api_version):
+        obj["apiVersion"] = info.api_version  # stored in the storage version, as Kubernetes converts it
 
 
 def prepare_update(

@@ -26,7 +26,7 @@ from .fanout import WatchHub
 from .hooks import AdmissionGate
 from .jsonutil import copy_json, is_plain_json, normalize_json
 from .patch import PATCH_TYPES, apply_patch, merge_patch_shared, merge_status_shared, normalize_patch_type
-from .resources import ResourceInfo, ResourceRegistry
+from .resources import CRDS, ResourceInfo, ResourceRegistry, custom_resources
 from .rules import (
     SYSTEM_CREATE_DROPS,
     body_changed,
@@ -246,7 +246,7 @@ class WritePath:
                 f"Precondition failed: UID in precondition: {wanted_uid}, UID in object meta: {old_meta.get('uid')}"
             )
         target = qualified(resource, subresource)
-        vetted = self._gate.vets(target)
+        vetted = self._gate.vets_update(target)
         new = prepare_update(info, old, incoming, subresource, owned=vetted)
         if vetted:
             admitted = self._gate.admit("UPDATE", target, new, old)
@@ -310,7 +310,7 @@ class WritePath:
             old = None if by_name is None else by_name.get(name)
             if old is None:
                 old = self._require(resource, ns, name)
-            vetted = self._gate.hook is not None and self._gate.vets(target)
+            vetted = self._gate.hook is not None and self._gate.vets_update(target)
             if kind == "merge" and sub == "status" and not vetted and len(patch) == 1 and "status" in patch:
                 # the usual status write: only ``status`` changes, so no rule of an update has anything to check
                 new = merge_status_shared(old, patch["status"], owned=owned)
@@ -438,12 +438,20 @@ class WritePath:
             del by_name[name]
         else:
             by_name[name] = new
+        if resource == CRDS:
+            self._define_custom()
         if batch is None:
             self._publish(event)
         else:
             batch.undo.append((resource, namespace, name, previous))
             batch.events.append(event)
         return copy_json(new) if copy else new
+
+    def _define_custom(self) -> None:
+        """Serve the custom resources of the stored CustomResourceDefinitions (after every write to them)."""
+        if CRDS in self._registry:
+            crds = self._objects.get(CRDS, {}).get("", {})
+            self._registry.define_custom(custom_resources(crds[name] for name in sorted(crds)))
 
     def _publish(self, event: StoredEvent) -> None:
         self._hub.publish(event)
@@ -489,6 +497,8 @@ class WritePath:
                 by_name.pop(name, None)
             else:
                 by_name[name] = previous
+        if any(resource == CRDS for resource, _, _, _ in batch.undo):
+            self._define_custom()
         self._rv, self._rv_text = batch.start_rv, str(batch.start_rv)
         self._writes += 1  # readers polling the count look again
         self._batch = None
