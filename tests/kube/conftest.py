@@ -107,3 +107,37 @@ def kube(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         client.close()
     finally:
         subprocess.run(["bash", str(KUBE120_TOOLS / "stop.sh"), str(state)], capture_output=True, timeout=60)
+
+
+# --- the store and pumice run tests: a restartable apiserver (tests/kube/cluster.py) and pumice's own server ---
+
+from .cluster import Kube120  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def kube120(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube120]:
+    """A kube-apiserver v1.20 with Volcano's CRDs that a test can restart, compact and cut off."""
+    if not HAVE_KUBE120:
+        pytest.skip(f"kube-apiserver 1.20 is not built in {KUBE120_BIN}")
+    cluster = Kube120(tmp_path_factory.mktemp("kube120"))
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def pumice_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """pumice's API server over a MemoryStore, HTTPS on loopback (what ``pumice up`` serves); its kubeconfig."""
+    from pumice.server import ServerThread, create_app, ensure_certificates, write_kubeconfig
+    from pumice.store import MemoryStore
+
+    store = MemoryStore()
+    state = tmp_path_factory.mktemp("pumice")
+    tls = ensure_certificates(state)
+    server = ServerThread(create_app(store, token="contract-token"), tls=tls).start()
+    try:
+        yield write_kubeconfig(state / "kubeconfig", server.url, "contract-token", ca_file=tls.ca)
+    finally:
+        server.stop()
+        store.close()

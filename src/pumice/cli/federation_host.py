@@ -60,13 +60,16 @@ class FederationHost:
     """Host store + API server + federation (+ embedded members); ``start()`` returns once the host serves."""
 
     def __init__(self, data_dir: Path, *, port: int, time_scale: float = 1.0, host: str = "127.0.0.1",
-                 config_path: Path | None = None, members: list[Any] | None = None) -> None:
+                 config_path: Path | None = None, members: list[Any] | None = None,
+                 member_config: Path | None = None, member_discovery: Any = None) -> None:
         self.data_dir = Path(data_dir)
         self.port = port
         self.time_scale = time_scale
         self.host = host
         self.config_path = config_path
         self.member_specs = list(members or [])
+        self.member_config = member_config  # the embedded members' volcano-scheduler.conf and topology discovery
+        self.member_discovery = member_discovery
         self.kubeconfig = self.data_dir / KUBECONFIG
         self.members: dict[str, ControlPlane] = {}
         self.step_errors = 0
@@ -138,7 +141,7 @@ class FederationHost:
 
     def _start_member(self, spec: Any) -> ControlPlane:
         member = ControlPlane(self.data_dir / MEMBERS_DIR / spec.name, port=0, time_scale=self.time_scale,
-                              host=self.host).start()
+                              host=self.host, config=self.member_config, discovery=self.member_discovery).start()
         cluster = member.cluster
         have = {n["metadata"]["name"] for n in cluster.store.list("nodes")[0]}
         cluster.apply([n for n in spec.nodes if n["metadata"]["name"] not in have])

@@ -18,6 +18,7 @@ from pumice.cli import jobs as jobs_cmd
 from pumice.cli import kubectl as kubectl_cmd
 from pumice.cli import pods as pods_cmd
 from pumice.cli import queues as queues_cmd
+from pumice.cli import run as run_cmd
 from pumice.cli import schedule as schedule_cmd
 from pumice.cli import sim as sim_cmd
 from pumice.cli import up as up_cmd
@@ -78,6 +79,7 @@ app.command("up")(up_cmd.up)
 app.command("crds")(crds_cmd.crds)
 app.add_typer(admission_cmd.app, name="admission")
 app.command("down")(up_cmd.down)
+app.command("run")(run_cmd.run)
 
 
 if __name__ == "__main__":  # pragma: no cover

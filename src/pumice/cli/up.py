@@ -110,7 +110,14 @@ class ControlPlane:
     """Store + cluster + API server in this process; ``start()`` returns once the server listens."""
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", config: Path | None = None, discovery: Any = None) -> None:
+        """``config``: a ``volcano-scheduler.conf`` re-read when it changes (None: the live default, see
+        ``pumice.runtime.schedconf``); ``discovery``: HyperNodes from node labels (``--discover-topology``).
+        ``start`` raises ``ConfError`` for a bad configuration file."""
+        from pumice.runtime.schedconf import ConfFile
+
+        self.conf_file = ConfFile(config) if config is not None else None
+        self.discovery = discovery
         self.data_dir = Path(data_dir)
         self.port = port
         self.time_scale = time_scale
@@ -154,7 +161,10 @@ class ControlPlane:
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
                             admission=load_admission())
         try:
-            cluster = Cluster(store, clock)
+            from pumice.runtime.schedconf import live_default_conf
+
+            conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
+            cluster = Cluster(store, clock, conf, discovery=self.discovery)
             add_fence_agent(cluster)  # a federation's member stops the federation's jobs when cut off from it
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
@@ -188,6 +198,10 @@ class ControlPlane:
                 with contextlib.suppress(OSError):
                     _save_clock(self.data_dir, clock.now())
                 saved = time.monotonic()
+                if self.conf_file is not None:
+                    conf = self.conf_file.poll()  # a bad file is logged and the running configuration kept
+                    if conf is not None:
+                        cluster.scheduler.conf = conf
             delay = MAX_IDLE
             try:
                 cluster.step()
@@ -298,6 +312,15 @@ def up(
         list[Path] | None,
         typer.Option("--filename", "-f", help="Manifests (files or directories) to apply once it serves"),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="volcano-scheduler.conf, re-read when it changes (default: Volcano's "
+                                      "with network-topology-aware)"),
+    ] = None,
+    discover_topology: Annotated[
+        Path | None,
+        typer.Option("--discover-topology", help="Label discovery config: keep HyperNodes from the Nodes' labels"),
+    ] = None,
     federation: Annotated[
         bool, typer.Option("--federation", help="Host a federation: jobs run in member clusters (docs/federation.md)")
     ] = False,
@@ -314,8 +337,12 @@ def up(
     if time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         raise typer.Exit(2)
-    extra = _federation_args(federation, members, federation_config)
+    federation_extra = _federation_args(federation, members, federation_config)
+    discovery = _read_startup_files(config, discover_topology)
     if background:
+        extra = [*(["--config", str(config.resolve())] if config else []),
+                 *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else []),
+                 *federation_extra]
         try:
             info = _start_background(directory, port, time_scale, extra=extra)
         except RuntimeError as err:
@@ -326,9 +353,9 @@ def up(
         _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plane: Any = ControlPlane(directory, port=port, time_scale=time_scale)
-    if federation:
-        plane = _federation_host(directory, port, time_scale, members, federation_config)
+    plane: Any = ControlPlane(directory, port=port, time_scale=time_scale, config=config, discovery=discovery)
+    if federation:  # --config and --discover-topology go to the members run here
+        plane = _federation_host(directory, port, time_scale, members, federation_config, config, discovery)
     try:
         plane.start()
     except Exception as err:
@@ -384,11 +411,27 @@ def _federation_args(federation: bool, members: Path | None, config: Path | None
 
 
 def _federation_host(directory: Path, port: int, time_scale: float, members: Path | None,
-                     config: Path | None) -> Any:
+                     config: Path | None, scheduler_config: Path | None, discovery: Any) -> Any:
     from .federation_host import FederationHost, load_members
 
     return FederationHost(directory, port=port, time_scale=time_scale, config_path=config,
-                          members=load_members(members) if members is not None else [])
+                          members=load_members(members) if members is not None else [],
+                          member_config=scheduler_config, member_discovery=discovery)
+
+
+def _read_startup_files(config: Path | None, discover_topology: Path | None) -> Any:
+    """Check ``--config`` and read ``--discover-topology`` before anything starts: one line and exit 2 if bad."""
+    from pumice.runtime.schedconf import ConfFile
+    from pumice.scheduler import ConfError
+    from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
+
+    try:
+        if config is not None:
+            ConfFile(config)
+        return load_discovery_config(discover_topology) if discover_topology is not None else None
+    except (ConfError, DiscoveryConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
 
 
 def down(

@@ -10,6 +10,7 @@ from .cronjob import CronJobController
 from .deployment import DeploymentController
 from .dormant import Dormant
 from .gc import GarbageCollector, expires_at
+from .hypernode import HyperNodeController, node_count
 from .job import JobController, cascade_delete
 from .job_state import JobFacts, Step, plan
 from .manager import Controller, ControllerManager
@@ -31,6 +32,7 @@ __all__ = [
     "DeploymentController",
     "Dormant",
     "GarbageCollector",
+    "HyperNodeController",
     "JobController",
     "JobFacts",
     "Mirror",
@@ -44,6 +46,7 @@ __all__ = [
     "cascade_delete",
     "ensure_default_queues",
     "expires_at",
+    "node_count",
     "plan",
     "podgroup_for_pod",
 ]

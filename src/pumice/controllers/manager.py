@@ -20,6 +20,7 @@ from .cronjob import CronJobController
 from .deployment import DeploymentController
 from .dormant import Dormant
 from .gc import GarbageCollector
+from .hypernode import HyperNodeController
 from .job import COMPONENT, JobController
 from .jobflow import JobFlowController, JobTemplateController
 from .owned import OwnedPods
@@ -41,16 +42,18 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    """Volcano's Queue, PodGroup, Job, JobFlow, JobTemplate, CronJob and GC controllers; creates the ``root`` and
-    ``default`` queues.
+    """Volcano's Queue, PodGroup, Job, JobFlow, JobTemplate, CronJob, GC and HyperNode controllers; creates the
+    ``root`` and ``default`` queues.
 
     ``kubernetes=True`` (an embedded cluster) adds what kube-controller-manager does on a real cluster:
     Deployments, ReplicaSets, StatefulSets, batch/v1 Jobs and ResourceQuota status. Against a real API server
     pass ``kubernetes=False``: Kubernetes' own controllers do that there (Volcano's CronJob controller stays).
-    Both groups stay ``Dormant`` until an object of their kinds exists.
+    Both groups stay ``Dormant`` until an object of their kinds exists. ``discovery``: HyperNodes from node
+    labels (see ``HyperNodeController``); node counts are kept either way.
     """
 
-    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS, kubernetes: bool = True) -> None:
+    def __init__(self, store: Store, clock: Clock, *, max_rounds: int = MAX_ROUNDS, kubernetes: bool = True,
+                 discovery: Any = None) -> None:
         self.store = store
         self.clock = clock
         self.max_rounds = max_rounds
@@ -64,8 +67,9 @@ class ControllerManager:
         self.jobtemplates = JobTemplateController(store, clock)
         self.cronjobs = Dormant(store, clock, (CRONJOBS,), lambda: (CronJobController(store, clock),))
         self.gc = GarbageCollector(store, clock)
+        self.hypernodes = HyperNodeController(store, clock, discovery)
         volcano: tuple[Controller, ...] = (self.queues, self.podgroups, self.jobs, self.jobflows, self.jobtemplates,
-                                           self.cronjobs, self.gc)
+                                           self.cronjobs, self.gc, self.hypernodes)
         self.kubernetes: Dormant | None = None
         if kubernetes:
             def build() -> tuple[Controller, ...]:

@@ -14,7 +14,7 @@ import heapq
 import itertools
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -66,12 +66,22 @@ class SimulatedKubelet:
 
     What it writes it does not read back (``copy=False``), and its status patches are built fresh for the
     store, which keeps them (``owned=True``).
+
+    ``serves(node)`` narrows that to the nodes it accepts, decided again at every change of the node (KWOK's
+    ``kwok.x-k8s.io/node: fake``, see ``pumice.nodes.kwok``); pods bound to other nodes are left alone.
+    ``force_delete`` (the options of ``Store.delete``) finishes the deletion of a pod on a served node that an
+    API server only marked for deletion (its kubelet's part, with a grace period).
     """
 
-    def __init__(self, store: Store, clock: Clock, nodes: Iterable[str] | None = None) -> None:
+    def __init__(self, store: Store, clock: Clock, nodes: Iterable[str] | None = None, *,
+                 serves: Callable[[dict[str, Any]], bool] | None = None,
+                 force_delete: Mapping[str, Any] | None = None) -> None:
         self.store = store
         self.clock = clock
         self._only = set(nodes) if nodes is not None else None
+        self._serves = serves
+        self._force_delete = dict(force_delete) if force_delete is not None else None
+        self._foreign: set[str] = set()  # nodes ``serves`` refused: their pods are someone else's
         self._nodes: dict[str, dict[str, Any]] = {}
         self._failed: set[str] = set()
         self._running: dict[str, _Running] = {}
@@ -217,6 +227,13 @@ class SimulatedKubelet:
         name = str((node.get("metadata") or {}).get("name"))
         if self._only is not None and name not in self._only:
             return False
+        if self._serves is not None and ev.type != "DELETED" and not self._serves(node):
+            self._foreign.add(name)
+            if self._nodes.pop(name, None) is not None:  # no longer ours: its pods are left as they are
+                for key in sorted(self._by_node.get(name, set())):
+                    self._forget(key)
+            return False
+        self._foreign.discard(name)
         if ev.type == "DELETED":
             self._nodes.pop(name, None)
             ts = rfc3339(self.clock.now())
@@ -247,6 +264,10 @@ class SimulatedKubelet:
         phase = (pod.get("status") or {}).get("phase") or "Pending"
         if ev.type == "DELETED" or meta.get("deletionTimestamp") or phase in _DONE:
             self._forget(key)
+            if (self._force_delete is not None and ev.type != "DELETED" and meta.get("deletionTimestamp")
+                    and node in self._nodes):
+                with contextlib.suppress(StoreError):
+                    self.store.delete("pods", *key.split("/", 1), **self._force_delete)
             if node and node in self._waiting:
                 self._waiting[node].pop(key, None)
             return False
@@ -258,6 +279,8 @@ class SimulatedKubelet:
             run.pod = pod
             return False
         if node not in self._nodes:
+            if node in self._foreign:
+                return False
             if self._only is None or node in self._only:
                 self._waiting.setdefault(node, {})[key] = pod
             return False

@@ -81,6 +81,7 @@ class Cluster:
         lazy_status: bool | None = None,
         history: int = DEFAULT_HISTORY,
         metrics: ClusterMetrics | None = None,
+        discovery: Any = None,
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
         if store is None:  # ``history``: how far back a watch of this store can resume (see ``BaseStore``)
@@ -90,14 +91,17 @@ class Cluster:
         self.store: Store = store
         self._changes = store.change_marker  # what moves when the store is written (see ``_settle``)
         self.period = period
-        # ``kubernetes_controllers``: kube-controller-manager's part (Deployments...), off where a real one runs
-        self.controllers = ControllerManager(store, self.clock, kubernetes=kubernetes_controllers) \
-            if controllers else None
+        # ``kubernetes_controllers``: kube-controller-manager's part (Deployments...), off where a real one runs;
+        # ``discovery``: HyperNodes from node labels (a ``pumice.topology_discovery`` configuration)
+        self.controllers = ControllerManager(store, self.clock, kubernetes=kubernetes_controllers,
+                                             discovery=discovery) if controllers else None
         if self.controllers is None:
             default_queues(store)
         #: Prometheus metrics of this cluster, in a registry of its own (``pumice.metrics``).
         self.metrics = metrics if metrics is not None else ClusterMetrics(store)
-        self.scheduler = SchedulerLoop(store, conf, clock=self.clock, metrics=self.metrics.scheduler)
+        # per-pod scheduler events (Scheduled, FailedScheduling) for kubectl in real time; a simulation skips them
+        self.scheduler = SchedulerLoop(store, conf, clock=self.clock, metrics=self.metrics.scheduler,
+                                       pod_events=not isinstance(self.clock, VirtualClock))
         self.kubelet = SimulatedKubelet(store, self.clock)
         #: Defer status-only cycles (see ``Demand``): on by default in virtual time, off in real time.
         self.lazy_status = isinstance(self.clock, VirtualClock) if lazy_status is None else lazy_status

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pumice.scheduler import actions as _actions  # noqa: F401  (registers actions)
@@ -53,11 +53,14 @@ def run_session(
     *,
     revert: bool = False,
     now: float | None = None,
+    on_bind: Callable[[str, str], None] | None = None,
 ) -> SessionOutcome:
     """Run exactly one scheduling session and say what it decided.
 
     With ``revert`` the state is left as the store will see it once the decisions are written:
     committed binds and evictions stay, anything uncommitted is undone (for long-lived caches).
+    ``on_bind(pod key, node)`` is called as each bind is committed, during the session (a committed bind is
+    final), so that a caller can send it at once, as Volcano dispatches binds on commit.
     """
     conf = conf or default_conf()
     state = objects if isinstance(objects, ClusterState) else build_cluster_state(objects)
@@ -68,6 +71,7 @@ def run_session(
     try:
         start = time.perf_counter()
         ssn = open_session(state, conf, now)
+        ssn.on_bind = on_bind
         opened = time.perf_counter()
         actions: list[tuple[str, float]] = []
         for name in conf.actions:

@@ -10,13 +10,18 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pumice.api.resources import PODGROUPS, QUEUES
-from pumice.clock import Clock, rfc3339
+from pumice.clock import Clock
+from pumice.events import EventRecorder
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
 from pumice.store import Gone, Store, StoreError
+
+#: Status writes in flight at once on a store whose writes are requests (Volcano's ``jobUpdaterWorker``).
+STATUS_WORKERS = 16
 
 #: What the scheduler watches, in the order a session needs them.
 WATCHED = (
@@ -50,7 +55,7 @@ class Informer:
         self._relist()
 
     def _relist(self) -> None:
-        items, rv = self.store.list(self.resource)
+        items, rv = self.store.list(self.resource, copy=False)  # kept, never changed
         fresh = {_key(o): o for o in items}
         for key, obj in self.objects.items():
             if key not in fresh:
@@ -87,14 +92,26 @@ class Informer:
 
 
 class SchedulerLoop:
+    """``scheduler_names``: the pods it schedules (``spec.schedulerName``, Volcano's ``--scheduler-name``).
+
+    Events are recorded as Volcano's scheduler records them (``events``: an ``EventRecorder``, or None for
+    none): ``Scheduled`` on each pod bound, ``FailedScheduling`` when a pod's unschedulable reason changes,
+    ``Unschedulable`` / ``Scheduled`` on PodGroups as their condition changes; ``pod_events=False`` keeps only
+    the PodGroups' (a simulation has no reader for one Event per pod).
+    """
+
     def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None,
-                 metrics: Any = None) -> None:
+                 metrics: Any = None, *, scheduler_names: tuple[str, ...] = ("volcano",),
+                 events: EventRecorder | bool | None = True, pod_events: bool = True) -> None:
         self.store = store
         #: A ``pumice.metrics.SchedulerMetrics`` that every cycle is recorded into (None: not recorded).
         self.metrics = metrics
         self.conf = conf or default_conf()
         self.clock = clock
-        self.cache = LiveCache()
+        self.cache = LiveCache(tuple(scheduler_names))
+        self.recorder: EventRecorder | None = (EventRecorder(store, "volcano", clock=clock) if events is True
+                                               else events or None)
+        self.pod_events = pod_events
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
@@ -102,6 +119,8 @@ class SchedulerLoop:
         self._seen_versions: tuple[int, ...] = ()
         self._changes = store.change_marker
         self._synced_version: object = None
+        self._dispatched: dict[str, bool] = {}  # pod key -> bind sent during the session (True) or refused
+        self._pool: ThreadPoolExecutor | None = None
 
     def sync(self) -> bool:
         # Every watch event is a write, and every write moves the store's change marker (after its
@@ -127,7 +146,11 @@ class SchedulerLoop:
         start = time.perf_counter()
         self.sync()
         now = self.clock.now() if self.clock is not None else time.time()
-        outcome = run_session(self.cache.state(), self.conf, revert=True, now=now)
+        # a store that pipelines binds (a real API server) gets each bind as the session commits it, as Volcano
+        # dispatches them; the embedded stores get them with the rest of the write-back, in one go
+        self._dispatched = {}
+        on_bind = self._bind if getattr(self.store, "pipelines_binds", False) else None
+        outcome = run_session(self.cache.state(), self.conf, revert=True, now=now, on_bind=on_bind)
         bind_errors = self._write_back(outcome)
         self.cache.reported()
         self.sync()
@@ -142,6 +165,27 @@ class SchedulerLoop:
         return outcome
 
     # --- write-back ---------------------------------------------------------------------------
+    def _bind(self, pod: str, node: str) -> None:
+        """Send one bind now; remembered (True: sent, False: refused) so that the write-back skips it."""
+        ns, name = pod.split("/", 1)
+        try:
+            self.store.bind(ns, name, node, copy=False)
+        except StoreError:  # deleted or bound meanwhile: take the store's word for it
+            self._dispatched[pod] = False
+            return
+        self._dispatched[pod] = True
+
+    def _each(self, write: Callable[[Any], None], items: list[Any]) -> None:
+        """``write(item)`` for each item: in order here, or by ``STATUS_WORKERS`` threads on a store whose writes
+        are requests to an API server (as Volcano's job updater writes PodGroup statuses, 16 at a time)."""
+        if len(items) < 2 or not getattr(self.store, "pipelines_binds", False):
+            for item in items:
+                write(item)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(STATUS_WORKERS, thread_name_prefix="status-writer")
+        list(self._pool.map(write, items))
+
     def _write_back(self, outcome: SessionOutcome) -> int:
         """Write the session's decisions; returns how many binds failed."""
         store = self.store
@@ -153,17 +197,30 @@ class SchedulerLoop:
                 store.delete("pods", ns, name, copy=False)
             except StoreError:  # already gone: the watch says so
                 self.cache.resync("Pod", pod)
+        recorder = self.recorder
+        pod_recorder = recorder if self.pod_events else None
+        pods = self.informers["pods"].objects
+        dispatched = self._dispatched
         bind_errors = 0
-        for pod, node in outcome.binds.items():
-            ns, name = pod.split("/", 1)
-            try:
-                store.bind(ns, name, node, copy=False)
-            except StoreError:  # deleted or bound meanwhile: take the store's word for it
+        for bound, node in outcome.binds.items():
+            sent = dispatched.get(bound)
+            if sent is None:
+                ns, name = bound.split("/", 1)
+                try:
+                    store.bind(ns, name, node, copy=False)
+                    sent = True
+                except StoreError:
+                    sent = False
+            if not sent:  # deleted or bound meanwhile: take the store's word for it
                 bind_errors += 1
-                self.cache.resync("Pod", pod)
+                self.cache.resync("Pod", bound)
+                continue
+            if pod_recorder is not None and bound in pods:
+                recorder.event(pods[bound], "Normal", "Scheduled", f"Successfully assigned {bound} to {node}")
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
         written = self._written
+        pg_writes: list[tuple[str, dict[str, Any], tuple[Any, ...]]] = []
         for key, status in outcome.podgroups.items():
             pg = pgs.get(key)
             if pg is None:
@@ -193,32 +250,53 @@ class SchedulerLoop:
                 conditions.append(cond)
             new["conditions"] = conditions
             cond_changed = bool(cond) and _cond_changed(old, cond)
-            if cond_changed and reason:
-                self._event(pg, "Warning", "Unschedulable", reason)
-            if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
-                ns, name = key.split("/", 1)
-                try:
-                    patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", copy=False,
-                                          owned=True)
-                except StoreError:
-                    written.pop(key, None)
+            if cond_changed and recorder is not None:
+                if reason:
+                    recorder.event(pg, "Warning", "Unschedulable", reason)
                 else:
-                    written[key] = (patched["metadata"].get("resourceVersion"), *signature[1:])
-        pods = self.informers["pods"].objects
+                    recorder.event(pg, "Normal", "Scheduled", "pod group is ready")
+            if any(old.get(k) != v for k, v in new.items() if k != "conditions") or cond_changed:
+                pg_writes.append((key, new, signature))
+
+        def write_pg(item: tuple[str, dict[str, Any], tuple[Any, ...]]) -> None:
+            key, new, signature = item
+            ns, name = key.split("/", 1)
+            try:
+                patched = store.patch(PODGROUPS, ns, name, {"status": new}, subresource="status", copy=False,
+                                      owned=True)
+            except StoreError:
+                written.pop(key, None)
+            else:
+                written[key] = (patched["metadata"].get("resourceVersion"), *signature[1:])
+
+        self._each(write_pg, pg_writes)
+        pod_writes: list[tuple[str, dict[str, Any], list[dict[str, Any]], str]] = []
         for key, message in outcome.pending_pods.items():
-            pod = pods.get(key)
-            if pod is None:
+            pending = pods.get(key)
+            if pending is None:
                 continue
-            status = pod.get("status") or {}
+            status = pending.get("status") or {}
             cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
             others = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
             current = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
             if current is not None and all(current.get(k) == v for k, v in cond.items()):
                 continue
+            pod_writes.append((key, pending, [*others, cond], message))
+
+        failed: list[tuple[dict[str, Any], str]] = []
+
+        def write_pod(item: tuple[str, dict[str, Any], list[dict[str, Any]], str]) -> None:
+            key, target, conditions, message = item
             ns, name = key.split("/", 1)
             with contextlib.suppress(StoreError):
-                store.patch("pods", ns, name, {"status": {"conditions": [*others, cond]}}, subresource="status",
+                store.patch("pods", ns, name, {"status": {"conditions": conditions}}, subresource="status",
                             copy=False, owned=True)
+                failed.append((target, message))
+
+        self._each(write_pod, pod_writes)
+        if pod_recorder is not None:  # events from this thread only: the recorder is not thread-safe
+            for unschedulable, message in failed:
+                pod_recorder.event(unschedulable, "Warning", "FailedScheduling", message)
         queues = self.informers[QUEUES].objects
         for name, allocated in outcome.queue_allocated.items():
             q = queues.get(name)
@@ -228,22 +306,6 @@ class SchedulerLoop:
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
                             copy=False)
         return bind_errors
-
-
-    def _event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
-        """A Kubernetes Event about ``obj`` (what ``kubectl describe`` lists)."""
-        meta = obj.get("metadata") or {}
-        now = rfc3339(self.clock.now() if self.clock is not None else time.time())
-        event = {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"generateName": f"{meta.get('name')}.", "namespace": meta.get("namespace") or "default"},
-            "involvedObject": {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-                               "name": meta.get("name"), "namespace": meta.get("namespace"), "uid": meta.get("uid")},
-            "reason": reason, "message": message, "type": type_, "count": 1,
-            "source": {"component": "volcano"}, "firstTimestamp": now, "lastTimestamp": now,
-        }
-        with contextlib.suppress(StoreError):
-            self.store.create("events", event)
 
 
 def _condition(reason: str) -> dict[str, Any]:

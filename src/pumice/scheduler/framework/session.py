@@ -72,6 +72,8 @@ class Session:
         self._event_handlers: list[tuple[EventFn | None, EventFn | None]] = []
         #: pods bound / evicted / pipelined by committed statements, in order.
         self.binds: dict[str, str] = {}
+        #: Called with (pod key, node) as each bind is committed (Volcano dispatches binds on commit), or None.
+        self.on_bind: Callable[[str, str], None] | None = None
         self.evictions: list[str] = []
         #: Per-queue explanations of why jobs did not get resources (for people).
         #: A reason may be a function that words it (only read if a job stays waiting).
@@ -392,6 +394,8 @@ class Session:
 
     def record_bind(self, task: TaskInfo, node: str) -> None:
         self.binds[task.key] = node
+        if self.on_bind is not None:
+            self.on_bind(task.key, node)
 
     def record_eviction(self, task: TaskInfo) -> None:
         self.evictions.append(task.key)

@@ -1,0 +1,340 @@
+"""Pods bound per second on a real kube-apiserver v1.20: kube-scheduler v1.20.2 vs pumice's scheduler.
+
+    python benchmarks/bench_kube.py            # 1,000 nodes x 5,000 pods and 5,000 nodes x 10,000 pods
+    python benchmarks/bench_kube.py --quick    # 200 nodes x 1,000 pods only
+
+One kube-apiserver v1.20.2 + etcd (``../shared/tools/kube-1.20``, binaries from its build.sh) serves every
+row. Per size: the same fake nodes (32 CPU, 128Gi, 110 pods, Ready; no kubelet) are created once; then for
+each contender the same pods (1 CPU, 1Gi) are created *pending* while no scheduler runs, the scheduler is
+started as its own process, and the clock runs from its start (the first pending pod waits from then) to
+the last binding, seen through a watch of the pods. The pods are then deleted and the next contender gets
+fresh ones.
+
+* **bind ceiling** — the API server's own limit: a plain async client (aiohttp, 32 requests in flight)
+  posts one ``pods/binding`` per pod, round robin over the nodes, as fast as the server answers.
+* **kube-scheduler** — the built ``kube-scheduler`` v1.20.2, ``--kube-api-qps 5000 --kube-api-burst 5000``.
+* **pumice** — ``pumice run --components scheduler`` (Volcano's default configuration plus
+  network-topology-aware); its pods are those of PodGroups of 10 (``minMember`` 10: gangs), as Volcano's
+  scheduler only schedules pods of a PodGroup; the PodGroups are created with the pods.
+
+The machine is shared: the table says how busy it was (load average before and after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("PUMICE_SHARED", ROOT.parent / "shared"))
+if not SHARED.is_dir():
+    SHARED = Path("/work/shared")
+TOOLS = SHARED / "tools" / "kube-1.20"
+BIN = Path(os.environ.get("KUBE120_HOME", Path.home() / ".cache" / "kube-1.20.2")) / "bin"
+SIZES = [(1000, 5000), (5000, 10_000)]
+QUICK = [(200, 1000)]
+IN_FLIGHT = 32
+GANG = 10
+TOKEN = "kube120-test-token"
+
+
+def free_ports(n: int) -> list[int]:
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = int(s.getsockname()[1])
+        if base + n >= 65535:
+            continue
+        socks: list[socket.socket] = []
+        try:
+            for p in range(base, base + n):
+                sock = socket.socket()
+                socks.append(sock)
+                sock.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+        finally:
+            for sock in socks:
+                sock.close()
+        return list(range(base, base + n))
+    raise RuntimeError("no free ports")
+
+
+class Api:
+    """A plain async JSON client of the API server (bearer token, TLS without verification: loopback)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(ssl=context, limit=IN_FLIGHT * 2),
+            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+            read_bufsize=1 << 22)
+
+    async def call(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201)) -> Any:
+        for attempt in range(20):
+            async with self.session.request(method, self.url + path,
+                                            data=None if body is None else json.dumps(body)) as resp:
+                raw = await resp.read()
+                if resp.status in ok:
+                    return json.loads(raw) if raw else None
+                if resp.status in (429, 500, 503, 504):
+                    await asyncio.sleep(0.05 * (attempt + 1))
+                    continue
+                raise RuntimeError(f"{method} {path}: {resp.status} {raw[:200]!r}")
+        raise RuntimeError(f"{method} {path}: still failing")
+
+    async def many(self, calls: list[tuple[str, str, Any]]) -> None:
+        queue = list(reversed(calls))
+
+        async def worker() -> None:
+            while queue:
+                method, path, body = queue.pop()
+                await self.call(method, path, body)
+
+        await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+def node(i: int) -> dict[str, Any]:
+    name = f"node-{i:05d}"
+    res = {"cpu": "32", "memory": "128Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"capacity": res, "allocatable": res,
+                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                       "message": "bench"}]}}
+
+
+def pod(i: int, scheduler: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": f"pod-{i:05d}", "namespace": "bench"}
+    if scheduler == "volcano":
+        meta["annotations"] = {"scheduling.k8s.io/group-name": f"pg-{i // GANG:04d}"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+            "spec": {"schedulerName": scheduler, "terminationGracePeriodSeconds": 0,
+                     "containers": [{"name": "c", "image": "busybox",
+                                     "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
+
+
+def podgroup(g: int) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": f"pg-{g:04d}", "namespace": "bench"},
+            "spec": {"minMember": GANG, "queue": "default"}}
+
+
+def crd(group: str, version: str, kind: str, plural: str, namespaced: bool) -> dict[str, Any]:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced" if namespaced else "Cluster",
+                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
+                     "versions": [{"name": version, "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {"type": "object",
+                                                                  "x-kubernetes-preserve-unknown-fields": True}},
+                                   "subresources": {"status": {}}}]}}
+
+
+CRDS = [crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", True),
+        crd("scheduling.volcano.sh", "v1beta1", "Queue", "queues", False),
+        crd("topology.volcano.sh", "v1alpha1", "HyperNode", "hypernodes", False),
+        crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", True),
+        crd("bus.volcano.sh", "v1alpha1", "Command", "commands", True)]
+
+
+async def watch_binds(api: Api, total: int, done: asyncio.Event, stamps: dict[str, float]) -> None:
+    """Record when each pod of namespace bench is first seen bound."""
+    listing = await api.call("GET", "/api/v1/namespaces/bench/pods")
+    rv = listing["metadata"]["resourceVersion"]
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
+    async with api.session.get(f"{api.url}/api/v1/namespaces/bench/pods",
+                               params={"watch": "1", "resourceVersion": rv}, timeout=timeout) as resp:
+        while len(stamps) < total:
+            line = await resp.content.readline()
+            if not line:
+                break
+            ev = json.loads(line)
+            obj = ev.get("object") or {}
+            if (obj.get("spec") or {}).get("nodeName"):
+                stamps.setdefault(obj["metadata"]["name"], time.monotonic())
+    done.set()
+
+
+async def clear_pods(api: Api) -> None:
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+    await api.call("DELETE", "/api/v1/namespaces/bench/pods", body)
+    await api.call("DELETE", "/apis/scheduling.volcano.sh/v1beta1/namespaces/bench/podgroups", None)
+    while (await api.call("GET", "/api/v1/namespaces/bench/pods?limit=1"))["items"]:
+        await asyncio.sleep(0.5)
+
+
+async def create_pods(api: Api, pods: int, scheduler: str) -> None:
+    if scheduler == "volcano":
+        await api.many([("POST", "/apis/scheduling.volcano.sh/v1beta1/namespaces/bench/podgroups", podgroup(g))
+                        for g in range((pods + GANG - 1) // GANG)])
+    await api.many([("POST", "/api/v1/namespaces/bench/pods", pod(i, scheduler)) for i in range(pods)])
+
+
+async def measure(api: Api, pods: int, start: Any, timeout: float) -> tuple[float, float]:
+    """(seconds from start to last bind, seconds from first to last bind); ``start`` begins the binding."""
+    stamps: dict[str, float] = {}
+    done = asyncio.Event()
+    watcher = asyncio.create_task(watch_binds(api, pods, done, stamps))
+    await asyncio.sleep(0.5)
+    t0 = time.monotonic()
+    stopper = await start()
+    try:
+        await asyncio.wait_for(done.wait(), timeout)
+    except TimeoutError:
+        print(f"  ... timed out with {len(stamps)}/{pods} bound", file=sys.stderr)
+    finally:
+        watcher.cancel()
+        if stopper is not None:
+            stopper()
+    if not stamps:
+        return float("nan"), float("nan")
+    last, first = max(stamps.values()), min(stamps.values())
+    return (last - t0) * pods / len(stamps), (last - first) * pods / len(stamps)
+
+
+def spawn(cmd: list[str], log: Path) -> Any:
+    out = open(log, "wb")  # noqa: SIM115 - closed by the stopper
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        out.close()
+
+    return stop
+
+
+async def run_size(api: Api, kubeconfig: Path, work: Path, nodes: int, pods: int) -> dict[str, tuple[float, float]]:
+    print(f"{nodes} nodes x {pods} pods: creating nodes", file=sys.stderr, flush=True)
+    existing = (await api.call("GET", "/api/v1/nodes"))["items"]
+    have = {n["metadata"]["name"] for n in existing}
+    await api.many([("POST", "/api/v1/nodes", node(i)) for i in range(nodes)
+                    if node(i)["metadata"]["name"] not in have])
+    extra = [n for n in have if int(n.split("-")[1]) >= nodes]
+    await api.many([("DELETE", f"/api/v1/nodes/{n}", None) for n in extra])
+    results: dict[str, tuple[float, float]] = {}
+    timeout = max(300.0, pods / 20)
+
+    # the API server's own bind ceiling
+    await create_pods(api, pods, "none")
+
+    async def bind_all() -> None:
+        await api.many([("POST", f"/api/v1/namespaces/bench/pods/pod-{i:05d}/binding",
+                         {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": f"pod-{i:05d}"},
+                          "target": {"apiVersion": "v1", "kind": "Node", "name": f"node-{i % nodes:05d}"}})
+                        for i in range(pods)])
+
+    async def start_ceiling() -> Any:
+        task = asyncio.create_task(bind_all())
+        return task.cancel
+
+    results["bind ceiling (plain async client)"] = await measure(api, pods, start_ceiling, timeout)
+    print(f"  ceiling: {pods / results['bind ceiling (plain async client)'][0]:.0f} pods/s", file=sys.stderr)
+    await clear_pods(api)
+
+    # kube-scheduler
+    await create_pods(api, pods, "default-scheduler")
+
+    async def start_kube() -> Any:
+        return spawn([str(BIN / "kube-scheduler"), "--kubeconfig", str(kubeconfig), "--leader-elect=false",
+                      "--kube-api-qps=5000", "--kube-api-burst=5000", "--port=0", "--secure-port=0", "-v=0"],
+                     work / f"kube-scheduler-{nodes}.log")
+
+    results["kube-scheduler v1.20.2"] = await measure(api, pods, start_kube, timeout)
+    print(f"  kube-scheduler: {pods / results['kube-scheduler v1.20.2'][0]:.0f} pods/s", file=sys.stderr)
+    await clear_pods(api)
+
+    # pumice
+    await create_pods(api, pods, "volcano")
+
+    async def start_pumice() -> Any:
+        return spawn([sys.executable, "-m", "pumice.cli.main", "run", "--kubeconfig", str(kubeconfig),
+                      "--components", "scheduler"], work / f"pumice-{nodes}.log")
+
+    results["pumice"] = await measure(api, pods, start_pumice, timeout)
+    print(f"  pumice: {pods / results['pumice'][0]:.0f} pods/s", file=sys.stderr)
+    await clear_pods(api)
+    return results
+
+
+async def main_async(sizes: list[tuple[int, int]], work: Path) -> list[tuple[int, int, dict[str, tuple[float, float]]]]:
+    port, etcd, _ = free_ports(3)
+    env = {**os.environ, "KUBE120_TOKEN": TOKEN,
+           "APISERVER_FLAGS": "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority"}
+    state = work / "kube120"
+    proc = subprocess.run(["bash", str(TOOLS / "start.sh"), str(state), str(port), str(etcd)],
+                          capture_output=True, text=True, env=env, timeout=180)
+    if proc.returncode != 0:
+        raise SystemExit(f"kube-apiserver did not start: {proc.stderr.strip()[-500:]}")
+    kubeconfig = Path(proc.stdout.strip().splitlines()[-1])
+    api = Api(f"https://127.0.0.1:{port}")
+    try:
+        for c in CRDS:
+            await api.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", c, ok=(201, 409))
+        await api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                      "metadata": {"name": "bench"}}, ok=(201, 409))
+        for _ in range(100):
+            try:
+                await api.call("GET", "/apis/scheduling.volcano.sh/v1beta1/podgroups")
+                break
+            except RuntimeError:
+                await asyncio.sleep(0.2)
+        out = []
+        for nodes, pods in sizes:
+            out.append((nodes, pods, await run_size(api, kubeconfig, work, nodes, pods)))
+        return out
+    finally:
+        await api.close()
+        subprocess.run(["bash", str(TOOLS / "stop.sh"), str(state)], capture_output=True, timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="200 nodes x 1,000 pods only")
+    args = parser.parse_args()
+    if not (BIN / "kube-apiserver").is_file() or not (BIN / "kube-scheduler").is_file():
+        raise SystemExit(f"kube-apiserver/kube-scheduler 1.20 are not built in {BIN} ({TOOLS}/build.sh builds them)")
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="bench-kube-") as tmp:
+        rows = asyncio.run(main_async(QUICK if args.quick else SIZES, Path(tmp)))
+    load_after = os.getloadavg()[0]
+    print(f"\npods bound per second on kube-apiserver v1.20.2 ({os.cpu_count()} cores; load average "
+          f"{load_before:.1f} before, {load_after:.1f} after)\n")
+    print(f"{'nodes x pods':>16} | {'contender':<34} | {'pods/s':>7} | {'1st->last':>9} | {'vs kube-sched':>13} |"
+          f" {'of ceiling':>10}")
+    print("-" * 106)
+    for nodes, pods, results in rows:
+        ceiling = pods / results["bind ceiling (plain async client)"][0]
+        kube = pods / results["kube-scheduler v1.20.2"][0]
+        for name, (span, first_last) in results.items():
+            rate = pods / span
+            print(f"{f'{nodes:,} x {pods:,}':>16} | {name:<34} | {rate:7.0f} | {pods / first_last:9.0f} |"
+                  f" {rate / kube:12.1f}x | {rate / ceiling:9.0%}")
+    print("\npods/s: pods / (last bind - scheduler start); 1st->last: pods / (last bind - first bind)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""``pumice run``: the scheduler, the controllers and fake nodes on a real Kubernetes cluster.
+
+Connects with a kubeconfig (``--kubeconfig``/``--context``, else ``$KUBECONFIG`` or ``~/.kube/config``) or, in
+a pod, with its service account; checks the server and Volcano's CRDs; then runs the chosen components on a
+``KubeStore`` (see ``pumice.store.kube``) until SIGINT/SIGTERM, or until a component loses its Lease
+(``--leader-elect``), as Volcano's components exit then.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+__all__ = ["REQUIRED", "run"]
+
+log = logging.getLogger("pumice.run")
+
+#: The resources each component reads or writes: checked at start, so a missing CRD is one clear line.
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "scheduler": ("pods", "nodes", "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh",
+                  "priorityclasses.scheduling.k8s.io", "hypernodes.topology.volcano.sh", "events"),
+    "controllers": ("pods", "nodes", "jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh",
+                    "queues.scheduling.volcano.sh", "commands.bus.volcano.sh", "hypernodes.topology.volcano.sh",
+                    "events"),
+    "nodes": ("pods", "nodes"),
+}
+NO_WEBHOOK_ADDRESS = ("say where the API server reaches the webhooks: --webhook-url, --webhook-service-name or "
+                      "--webhook-listen-address (127.0.0.1 is the default only for an API server on loopback)")
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    return typer.Exit(code)
+
+
+def _components(text: str | None) -> tuple[str, ...]:
+    from pumice.runtime.components import COMPONENTS, DEFAULT_COMPONENTS
+
+    if text is None:
+        return tuple(DEFAULT_COMPONENTS)
+    chosen = [c.strip() for c in text.split(",") if c.strip()]
+    if not chosen:
+        raise _fail("--components: name at least one of " + ", ".join(COMPONENTS), 2)
+    for c in chosen:
+        if c not in COMPONENTS:
+            raise _fail(f"--components: unknown component {c!r} (known: {', '.join(COMPONENTS)})", 2)
+    return tuple(dict.fromkeys(chosen))
+
+
+def _loopback(server: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = urlsplit(server).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _admission(kubeconfig: Path | None, context: str | None, server: str, explicit: bool, options: dict[str, Any]
+               ) -> Any:
+    """The webhook server of ``--components admission`` (started), or None when the default components cannot
+    serve it (a remote API server and no address given)."""
+    from pumice.client.errors import ClientError
+    from pumice.webhooks import AdmissionServer, Endpoint, cluster_client
+
+    url, namespace, service = options["url"], options["namespace"], options["service"]
+    if url and service:
+        raise _fail("give --webhook-url or --webhook-service-name, not both", 2)
+    endpoint = Endpoint.service(namespace or "default", service, options["service_port"]) if service else \
+        Endpoint(url=url) if url else None
+    host = options["listen"] or ("127.0.0.1" if endpoint is None and _loopback(server) else "0.0.0.0")
+    if endpoint is None and host == "0.0.0.0":
+        if explicit:
+            raise _fail(f"admission: {NO_WEBHOOK_ADDRESS}", 2)
+        print(f"pumice run: admission left out: {NO_WEBHOOK_ADDRESS}", file=sys.stderr, flush=True)
+        return None
+    try:
+        admission = AdmissionServer(cluster_client(str(kubeconfig) if kubeconfig else None, context), host=host,
+                                    port=options["port"], endpoint=endpoint)
+        return admission.start()
+    except (ValueError, ClientError, RuntimeError, OSError) as err:
+        raise _fail(f"admission: the webhook server did not start: {err}", 1) from None
+
+
+def _connect(kubeconfig: Path | None, context: str | None) -> Any:
+    from pumice.store.kube import ConnectionError_, from_kubeconfig, in_cluster
+
+    try:
+        if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST") \
+                and not os.environ.get("KUBECONFIG"):
+            return in_cluster()
+        if kubeconfig is not None and not kubeconfig.is_file():
+            raise ConnectionError_(f"--kubeconfig {kubeconfig}: no such file")
+        return from_kubeconfig(str(kubeconfig) if kubeconfig is not None else None, context)
+    except ConnectionError_ as err:
+        raise _fail(err.message, 2) from None
+
+
+def run(
+    kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="kubeconfig of the cluster")] = None,
+    context: Annotated[str | None, typer.Option("--context", help="kubeconfig context to use")] = None,
+    components: Annotated[
+        str | None,
+        typer.Option("--components", help="Comma-separated: scheduler, controllers, admission, nodes "
+                                          "(default: all but nodes)"),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="volcano-scheduler.conf, re-read when it changes")] = None,
+    discover_topology: Annotated[
+        Path | None,
+        typer.Option("--discover-topology", help="Label discovery config: keep HyperNodes from the Nodes' labels"),
+    ] = None,
+    leader_elect: Annotated[
+        bool, typer.Option("--leader-elect", help="Run each component only while holding its Lease")] = False,
+    lock_namespace: Annotated[
+        str, typer.Option("--lock-object-namespace", help="Namespace of the Leases")] = "volcano-system",
+    time_scale: Annotated[
+        float, typer.Option("--time-scale", help="Cluster seconds per wall second (fake nodes' pod durations)")
+    ] = 1.0,
+    qps: Annotated[float, typer.Option("--qps", help="Client-side requests per second")] = 2000.0,
+    burst: Annotated[int, typer.Option("--burst", help="Client-side burst of requests")] = 2000,
+    scheduler_name: Annotated[
+        list[str] | None,
+        typer.Option("--scheduler-name", help="Schedule pods with this schedulerName (repeatable; default volcano)"),
+    ] = None,
+    schedule_period: Annotated[
+        float, typer.Option("--schedule-period", help="Seconds between scheduling cycles")] = 1.0,
+    webhook_listen_address: Annotated[
+        str | None, typer.Option("--webhook-listen-address", help="admission: address to listen on")] = None,
+    webhook_port: Annotated[int, typer.Option("--webhook-port", help="admission: port to listen on")] = 8443,
+    webhook_url: Annotated[
+        str | None, typer.Option("--webhook-url", help="admission: base URL the API server calls")] = None,
+    webhook_namespace: Annotated[
+        str | None, typer.Option("--webhook-namespace", help="admission: namespace of the webhook Service")] = None,
+    webhook_service_name: Annotated[
+        str | None, typer.Option("--webhook-service-name", help="admission: name of the webhook Service")] = None,
+    webhook_service_port: Annotated[
+        int, typer.Option("--webhook-service-port", help="admission: port of the webhook Service")] = 443,
+) -> None:
+    """Run pumice's scheduler, controllers (and fake nodes) on a Kubernetes cluster."""
+    from pumice.clock import WallClock
+    from pumice.runtime.components import LEASE_NAMES, Components, RunSettings
+    from pumice.runtime.schedconf import ConfFile
+    from pumice.scheduler import ConfError
+    from pumice.store import NotFound, StoreError
+    from pumice.store.kube import KubeStore
+    from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
+
+    chosen = _components(components)
+    if time_scale <= 0:
+        raise _fail("--time-scale must be positive", 2)
+    if qps <= 0 or burst < 1:
+        raise _fail("--qps must be positive and --burst at least 1", 2)
+    if schedule_period <= 0:
+        raise _fail("--schedule-period must be positive", 2)
+    names = tuple(dict.fromkeys(scheduler_name or ["volcano"]))
+    if any(not n.strip() for n in names):
+        raise _fail("--scheduler-name: empty name", 2)
+    try:
+        conf_file = ConfFile(config) if config is not None else None
+        discovery = load_discovery_config(discover_topology) if discover_topology is not None else None
+    except (ConfError, DiscoveryConfigError) as err:
+        raise _fail(str(err), 2) from None
+    connection = _connect(kubeconfig, context)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    store = KubeStore(connection, qps=qps, burst=burst, retry_deadline=60.0)
+    try:
+        required = sorted({r for c in chosen for r in REQUIRED.get(c, ())})
+        version = store.check(required)
+        if leader_elect:
+            try:
+                store.get("namespaces", None, lock_namespace)
+            except NotFound:
+                raise _fail(f"--lock-object-namespace {lock_namespace}: no such namespace "
+                            f"(kubectl create namespace {lock_namespace})", 1) from None
+    except StoreError as err:
+        store.close(flush_timeout=0)
+        raise _fail(err.message, 1) from None
+    admission = None
+    if "admission" in chosen:
+        admission = _admission(kubeconfig, context, connection.server, components is not None, {
+            "listen": webhook_listen_address, "port": webhook_port, "url": webhook_url,
+            "namespace": webhook_namespace, "service": webhook_service_name, "service_port": webhook_service_port})
+        if admission is None:
+            chosen = tuple(c for c in chosen if c != "admission")
+    settings = RunSettings(components=tuple(c for c in chosen if c != "admission"), scheduler_names=names,
+                           conf_file=conf_file, discovery=discovery,
+                           leader_elect=leader_elect, lock_namespace=lock_namespace, period=schedule_period,
+                           time_scale=time_scale)
+    parts = Components(store, WallClock(time_scale), settings)
+    stop = threading.Event()
+
+    def _signal(signum: int, frame: object) -> None:
+        stop.set()
+        parts.done.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _signal)
+    print(f"pumice run: {', '.join(chosen)} on {connection.server} ({version}); scheduler names "
+          f"{', '.join(names)}", flush=True)
+    parts.start()
+    try:
+        while not parts.wait(0.5):
+            pass
+    finally:
+        parts.stop()
+        store.close()
+        if admission is not None:
+            admission.stop()
+    if parts.lost is not None:
+        raise _fail(f"{parts.lost}: lost its lease {lock_namespace}/{LEASE_NAMES[parts.lost]}: exiting, as "
+                    "Volcano's components do, so that only the new leader acts", 1)
+    if parts.failure is not None and not stop.is_set():
+        raise _fail(parts.failure, 1)
+    print("pumice run stopped", flush=True)

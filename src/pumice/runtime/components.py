@@ -1,0 +1,264 @@
+"""``Components``: pumice's parts on a shared store in wall time, each in a thread of its own (``pumice run``).
+
+Volcano runs its scheduler and its controller manager as separate processes; here each component is a
+thread over the same store (and so the same informer caches):
+
+* ``scheduler`` — the ``SchedulerLoop`` every ``period`` seconds when something changed (Volcano's
+  ``schedulePeriod``), creating the ``root`` and ``default`` queues first as Volcano's scheduler does; its
+  configuration file (``ConfFile``) is re-read when it changes;
+* ``controllers`` — the ``ControllerManager`` (Job, PodGroup, Queue, GC, HyperNode);
+* ``nodes`` — ``FakeNodes``, the kubelets of the nodes annotated ``kwok.x-k8s.io/node: fake``.
+
+With ``leader_elect`` each component first acquires its own Lease (``vc-scheduler``, ``vc-controller-manager``,
+``pumice-kwok``: replicas with different components do not exclude each other) and the process gives up when
+it loses one (``lost``), as Volcano's and kube-scheduler's do, so a replica cut off never acts alongside its
+successor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pumice.clock import Clock, WallClock
+from pumice.store import Store, StoreError
+
+from .leader import LeaderElector
+from .schedconf import ConfFile, live_default_conf
+
+__all__ = ["COMPONENTS", "DEFAULT_COMPONENTS", "LEASE_NAMES", "Components", "RunSettings"]
+
+log = logging.getLogger("pumice.run")
+
+COMPONENTS = ("scheduler", "controllers", "admission", "nodes")
+DEFAULT_COMPONENTS = ("scheduler", "controllers", "admission")
+LEASE_NAMES = {"scheduler": "vc-scheduler", "controllers": "vc-controller-manager", "nodes": "pumice-kwok"}
+#: Longest sleep of a component between two looks at the store (wall seconds).
+MAX_IDLE = 1.0
+#: Shortest pause between two looks: a burst of watch events is taken in one go, not one wake-up per event.
+MIN_PAUSE = 0.02
+
+
+@dataclass
+class RunSettings:
+    """What to run and how (see ``pumice run``)."""
+
+    components: tuple[str, ...] = ("scheduler", "controllers")
+    scheduler_names: tuple[str, ...] = ("volcano",)
+    conf_file: ConfFile | None = None
+    discovery: Any = None
+    leader_elect: bool = False
+    lock_namespace: str = "volcano-system"
+    identity: str | None = None
+    period: float = 1.0
+    time_scale: float = 1.0
+    elector_options: dict[str, float] = field(default_factory=dict)
+
+
+class Components:
+    """The components of ``settings`` on ``store`` and ``clock``; ``start()``, then ``wait()``/``stop()``."""
+
+    def __init__(self, store: Store, clock: Clock, settings: RunSettings) -> None:
+        unknown = [c for c in settings.components if c not in COMPONENTS or c == "admission"]
+        if unknown:  # admission is a webhook server of its own (pumice.webhooks), started beside these
+            raise ValueError(f"component {unknown[0]!r} cannot run here (components: scheduler, controllers, nodes)")
+        self.store = store
+        self.clock = clock
+        self.settings = settings
+        self.stopping = threading.Event()
+        self.done = threading.Event()  # set when stopping, or when a component failed or lost its Lease
+        self.failure: str | None = None
+        self.lost: str | None = None
+        self.cycles = 0
+        self.scheduler: Any = None
+        self.controllers: Any = None
+        self.nodes: Any = None
+        self.electors: dict[str, LeaderElector] = {}
+        self._wakes: dict[str, threading.Event] = {c: threading.Event() for c in settings.components}
+        self._threads: list[threading.Thread] = []
+        self._listening = callable(getattr(store, "add_listener", None))
+
+    # --- lifecycle --------------------------------------------------------------------------------------
+
+    def start(self) -> Components:
+        if self._listening:
+            self.store.add_listener(self._poke)  # type: ignore[attr-defined]
+        runners: dict[str, Callable[[], None]] = {"scheduler": self._run_scheduler,
+                                                   "controllers": self._run_controllers, "nodes": self._run_nodes}
+        for component in self.settings.components:
+            thread = threading.Thread(target=self._guard, args=(component, runners[component]),
+                                      name=f"pumice-{component}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        return self
+
+    def _poke(self) -> None:
+        for wake in self._wakes.values():
+            wake.set()
+
+    def _guard(self, component: str, body: Callable[[], None]) -> None:
+        try:
+            body()
+        except Exception as err:
+            if not self.stopping.is_set():
+                self.failure = f"{component}: {type(err).__name__}: {err}"
+                log.exception("%s stopped", component)
+                self.done.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.done.wait(timeout)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.done.set()
+        self._poke()
+        for thread in self._threads:
+            thread.join(30)
+        if self._listening:
+            with contextlib.suppress(Exception):
+                self.store.remove_listener(self._poke)  # type: ignore[attr-defined]
+        for elector in self.electors.values():
+            elector.stop(release=True)
+        for part in (self.nodes, self.controllers):
+            close = getattr(part, "close", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    close()
+        if self.scheduler is not None:
+            for informer in self.scheduler.informers.values():
+                informer.close()
+
+    # --- helpers ----------------------------------------------------------------------------------------
+
+    def _lead(self, component: str) -> bool:
+        """Wait for this component's Lease (with ``leader_elect``); False when stopping first."""
+        if not self.settings.leader_elect:
+            return True
+        options = self.settings.elector_options
+        elector = LeaderElector(self.store, LEASE_NAMES[component], self.settings.lock_namespace,
+                                self.settings.identity, on_lost=lambda: self._lose(component),
+                                lease_duration=options.get("lease_duration", 15.0),
+                                renew_deadline=options.get("renew_deadline", 10.0),
+                                retry_period=options.get("retry_period", 2.0))
+        self.electors[component] = elector
+        elector.start()
+        log.info("%s: waiting for the lease %s/%s as %s", component, self.settings.lock_namespace,
+                 LEASE_NAMES[component], elector.identity)
+        while not self.stopping.is_set():
+            if elector.wait_leading(0.5):
+                log.info("%s: leading", component)
+                return True
+        return False
+
+    def _lose(self, component: str) -> None:
+        self.lost = component
+        self.done.set()
+
+    def leading(self, component: str) -> bool:
+        elector = self.electors.get(component)
+        return elector is None or elector.leading
+
+    def _sleep(self, component: str, seconds: float, *, wakeable: bool = True) -> None:
+        """Sleep ``seconds`` (at most ``MAX_IDLE``), or until the store changes when ``wakeable``."""
+        seconds = max(MIN_PAUSE, min(MAX_IDLE, seconds))
+        if not self._listening:
+            seconds = min(seconds, 0.05)
+        self.stopping.wait(MIN_PAUSE)
+        wake = self._wakes[component]
+        if wakeable:
+            wake.wait(seconds - MIN_PAUSE)
+        else:
+            self.stopping.wait(seconds - MIN_PAUSE)
+        wake.clear()
+
+    def _wall(self, cluster_seconds: float) -> float:
+        return cluster_seconds / self.settings.time_scale
+
+    # --- components -------------------------------------------------------------------------------------
+
+    def _run_scheduler(self) -> None:
+        from pumice.controllers.queue import ensure_default_queues
+        from pumice.scheduler.loop import SchedulerLoop
+
+        if not self._lead("scheduler"):
+            return
+        settings = self.settings
+        while not self.stopping.is_set():  # Volcano retries the default queues until they exist
+            try:
+                ensure_default_queues(self.store)
+                break
+            except StoreError as err:
+                log.warning("scheduler: default queues not created yet: %s", err.message)
+                self.stopping.wait(1.0)
+        prefetch = getattr(self.store, "prefetch", None)
+        started = time.monotonic()
+        if callable(prefetch):  # the scheduler's informers listed together, not one after the other
+            from pumice.scheduler.loop import WATCHED
+
+            prefetch(WATCHED)
+        log.info("scheduler: caches filled in %.2f s", time.monotonic() - started)
+        conf = settings.conf_file.conf if settings.conf_file is not None else live_default_conf()
+        # the scheduler's timestamps (events, conditions) are the API server's: real time, whatever the time scale
+        loop = self.scheduler = SchedulerLoop(self.store, conf, WallClock(), scheduler_names=settings.scheduler_names)
+        last = -math.inf
+        polled = time.monotonic()
+        while not self.stopping.is_set():
+            if not self.leading("scheduler"):
+                return
+            now = time.monotonic()
+            if settings.conf_file is not None and now - polled >= 1.0:
+                polled = now
+                fresh = settings.conf_file.poll()
+                if fresh is not None:
+                    loop.conf = fresh
+            loop.sync()
+            wait, wakeable = MAX_IDLE, True
+            if loop.has_work():
+                due = last + settings.period
+                wakeable = False  # the next cycle is due at a time: more events until then change nothing
+                if now >= due:
+                    outcome = loop.run_once()
+                    self.cycles += 1
+                    last = time.monotonic()
+                    if outcome.binds or outcome.evictions:
+                        stats = getattr(outcome, "stats", None)
+                        session = float(getattr(stats, "seconds", 0.0) or 0.0)
+                        log.info("scheduler: cycle %d: %d binds, %d evictions; session %.2f s, cycle %.2f s",
+                                 self.cycles, len(outcome.binds), len(outcome.evictions), session, last - now)
+                    wait = settings.period
+                else:
+                    wait = due - now
+            self._sleep("scheduler", wait, wakeable=wakeable)
+
+    def _run_controllers(self) -> None:
+        from pumice.controllers import ControllerManager
+
+        if not self._lead("controllers"):
+            return
+        manager = self.controllers = ControllerManager(self.store, self.clock, kubernetes=False,
+                                                     discovery=self.settings.discovery)
+        while not self.stopping.is_set():
+            if not self.leading("controllers"):
+                return
+            manager.sync()
+            nxt = manager.next_wakeup()
+            self._sleep("controllers", MAX_IDLE if nxt is None else self._wall(nxt - self.clock.now()))
+
+    def _run_nodes(self) -> None:
+        from pumice.nodes.kwok import FakeNodes
+
+        if not self._lead("nodes"):
+            return
+        nodes = self.nodes = FakeNodes(self.store, self.clock)
+        while not self.stopping.is_set():
+            if not self.leading("nodes"):
+                return
+            nodes.sync()
+            nxt = nodes.next_wakeup()
+            self._sleep("nodes", MAX_IDLE if nxt is None else self._wall(nxt - self.clock.now()))

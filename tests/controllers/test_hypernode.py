@@ -1,0 +1,130 @@
+"""The HyperNode controller: status.nodeCount kept current, and HyperNodes discovered from node labels."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pumice.clock import VirtualClock
+from pumice.controllers import ControllerManager, HyperNodeController
+from pumice.store import MemoryStore
+from pumice.topology_discovery import SOURCE_LABEL, discover_hypernodes, parse_discovery_config
+
+HYPERNODES = "hypernodes.topology.volcano.sh"
+ZONE, RACK = "example.com/zone", "example.com/rack"
+DISCOVERY = parse_discovery_config({RACK: 1, ZONE: 2})
+
+
+def node(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"capacity": {"cpu": "8"}, "allocatable": {"cpu": "8"}}}
+
+
+def hypernode(name: str, members: list[dict[str, Any]], tier: int = 1) -> dict[str, Any]:
+    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
+            "spec": {"tier": tier, "members": members}}
+
+
+def oracle(members: list[dict[str, Any]], nodes: dict[str, dict[str, str]]) -> int:
+    """Volcano's actualNodeCnt, written out: the union of the nodes each member's selector picks."""
+    picked = set()
+    for member in members:
+        sel = member["selector"]
+        for name, labels in nodes.items():
+            if "exactMatch" in sel and sel["exactMatch"]["name"] == name:
+                picked.add(name)
+            if "regexMatch" in sel and re.search(sel["regexMatch"]["pattern"], name):
+                picked.add(name)
+            if "labelMatch" in sel and all(labels.get(k) == v for k, v in sel["labelMatch"]["matchLabels"].items()):
+                picked.add(name)
+    return len(picked)
+
+
+selectors = st.one_of(
+    st.builds(lambda i: {"exactMatch": {"name": f"n{i}"}}, st.integers(0, 7)),
+    st.builds(lambda d: {"regexMatch": {"pattern": f"^n[{d}-7]$"}}, st.integers(0, 7)),
+    st.builds(lambda r: {"labelMatch": {"matchLabels": {RACK: f"r{r}"}}}, st.integers(0, 2)),
+)
+operations = st.lists(st.tuples(st.sampled_from(["add", "delete", "relabel"]), st.integers(0, 7), st.integers(0, 2)),
+                      max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(selectors, min_size=1, max_size=3), min_size=1, max_size=4), operations)
+def test_node_count_follows_nodes_coming_and_going(hn_members: list[list[dict[str, Any]]],
+                                                   ops: list[tuple[str, int, int]]) -> None:
+    store = MemoryStore()
+    controller = HyperNodeController(store, VirtualClock())
+    members = {f"hn{i}": [{"type": "Node", "selector": s} for s in sels] for i, sels in enumerate(hn_members)}
+    for name, m in members.items():
+        store.create(HYPERNODES, hypernode(name, m))
+    nodes: dict[str, dict[str, str]] = {}
+    for op, i, rack in [("sync", 0, 0), *ops]:
+        name = f"n{i}"
+        if op == "add" and name not in nodes:
+            nodes[name] = {RACK: f"r{rack}"}
+            store.create("nodes", node(name, nodes[name]))
+        elif op == "delete" and name in nodes:
+            del nodes[name]
+            store.delete("nodes", None, name)
+        elif op == "relabel" and name in nodes:
+            nodes[name] = {RACK: f"r{rack}"}
+            store.patch("nodes", None, name, {"metadata": {"labels": nodes[name]}})
+        while controller.sync():
+            pass
+        for hn, m in members.items():
+            assert store.get(HYPERNODES, None, hn).get("status", {}).get("nodeCount") == oracle(m, nodes)
+
+
+def _discovered(store: MemoryStore) -> dict[str, dict[str, Any]]:
+    return {h["metadata"]["name"]: h for h in store.list(HYPERNODES)[0]
+            if h["metadata"].get("labels", {}).get(SOURCE_LABEL) == "label"}
+
+
+def test_discovery_creates_updates_and_deletes_hypernodes() -> None:
+    store = MemoryStore()
+    manager = ControllerManager(store, VirtualClock(), discovery=DISCOVERY)
+    store.create(HYPERNODES, hypernode("by-hand", [{"type": "Node", "selector": {"regexMatch": {"pattern": ".*"}}}]))
+    layout = {"n0": ("z0", "r0"), "n1": ("z0", "r0"), "n2": ("z0", "r1"), "n3": ("z1", "r2")}
+    for name, (zone, rack) in layout.items():
+        store.create("nodes", node(name, {ZONE: zone, RACK: rack, "kubernetes.io/hostname": name}))
+    manager.sync()
+
+    def expected() -> dict[str, dict[str, Any]]:
+        return {h["metadata"]["name"]: h for h in discover_hypernodes(store.list("nodes")[0], DISCOVERY)}
+
+    want = expected()
+    have = _discovered(store)
+    assert have.keys() == want.keys() and len(have) == 5  # racks r0 r1 r2, zones z0 z1
+    assert all(have[n]["spec"] == want[n]["spec"] for n in want)
+    counts = {h["spec"]["tierName"] + "=" + h["metadata"]["labels"][h["spec"]["tierName"]]: h["status"]["nodeCount"]
+              for h in have.values()}
+    assert counts[f"{RACK}=r0"] == 2 and counts[f"{RACK}=r2"] == 1
+    assert store.get(HYPERNODES, None, "by-hand")["status"]["nodeCount"] == 4
+
+    # n2 moves to r0 (r1 is left empty: deleted), n3 goes away (r2 and z1 too), a new node opens r3
+    store.patch("nodes", None, "n2", {"metadata": {"labels": {RACK: "r0"}}})
+    store.delete("nodes", None, "n3")
+    store.create("nodes", node("n4", {ZONE: "z0", RACK: "r3", "kubernetes.io/hostname": "n4"}))
+    manager.sync()
+    want = expected()
+    have = _discovered(store)
+    assert have.keys() == want.keys()
+    assert all(have[n]["spec"] == want[n]["spec"] for n in want)
+    racks = sorted(h["metadata"]["labels"][RACK] for h in have.values() if h["spec"]["tierName"] == RACK)
+    assert racks == ["r0", "r3"]
+    assert store.get(HYPERNODES, None, "by-hand")["status"]["nodeCount"] == 4  # untouched, counted
+    for name in want:
+        assert store.get(HYPERNODES, None, name)["status"]["nodeCount"] >= 0
+
+
+def test_no_discovery_leaves_hypernodes_alone() -> None:
+    store = MemoryStore()
+    manager = ControllerManager(store, VirtualClock())
+    store.create("nodes", node("n0", {RACK: "r0"}))
+    manager.sync()
+    assert _discovered(store) == {}
+    assert store.list(HYPERNODES)[0] == []

@@ -1,0 +1,88 @@
+"""End to end on a real kube-apiserver v1.20 with the real kubectl: Volcano's quick-start on fake nodes, with
+``pumice run --components scheduler,controllers,nodes`` as the only thing acting on the cluster."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SHARED
+
+from .cluster import Kube120
+from .helpers import PumiceRun, Recorder, eventually, kubectl
+
+QUICKSTART = SHARED / "scenarios" / "quickstart"
+
+
+@pytest.fixture(scope="module")
+def quickstart(kube120: Kube120, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Kube120, PumiceRun,
+                                                                                            Recorder]]:
+    recorder = Recorder(kube120.kubeconfig)
+    run = PumiceRun(kube120.kubeconfig, tmp_path_factory.mktemp("run") / "pumice.log",
+                    ("--components", "scheduler,controllers,nodes", "--time-scale", "30")).start()
+    try:
+        run.wait_for_log("pumice run: scheduler, controllers, nodes")
+        yield kube120, run, recorder
+    finally:
+        code = run.stop()
+        recorder.close()
+        assert code == 0, run.text()[-3000:]
+
+
+def job_phase(kubeconfig: Path, name: str) -> str:
+    return kubectl(kubeconfig, "get", "vcjob", name, "-o", "jsonpath={.status.state.phase}", check=False)
+
+
+def test_quickstart(quickstart: tuple[Kube120, PumiceRun, Recorder]) -> None:
+    cluster, run, recorder = quickstart
+    kc = cluster.kubeconfig
+    kubectl(kc, "apply", "-f", str(QUICKSTART / "00-cluster.yaml"))
+    kubectl(kc, "annotate", "node", "k3d-server-0", "k3d-agent-0", "k3d-agent-1", "kwok.x-k8s.io/node=fake")
+
+    def ready() -> bool:
+        nodes = json.loads(kubectl(kc, "get", "nodes", "-o", "json"))["items"]
+        return len(nodes) == 3 and all(any(c["type"] == "Ready" and c["status"] == "True"
+                                           for c in n["status"].get("conditions", [])) for n in nodes)
+
+    eventually(ready, 30, "three Ready fake nodes")
+    queues = kubectl(kc, "get", "queues", "-o", "jsonpath={.items[*].metadata.name}").split()
+    assert {"root", "default"} <= set(queues)  # created as Volcano's scheduler creates them
+
+    # hello job: a PodGroup, one pod bound and run, the Job Pending -> Running -> Completed
+    kubectl(kc, "apply", "-f", str(QUICKSTART / "01-hello-job.yaml"))
+    eventually(lambda: job_phase(kc, "hello-volcano-job") == "Completed", 90, "hello-volcano-job Completed")
+    hello = "default/hello-volcano-job-mytask-0"
+    assert [phase for _, phase in recorder.history.phases[hello]][-1] == "Succeeded"
+    assert len(recorder.history.bound[hello]) == 1
+    events = kubectl(kc, "get", "events", "--field-selector", "involvedObject.name=hello-volcano-job-mytask-0",
+                     "-o", "jsonpath={.items[*].reason}")
+    assert "Scheduled" in events.split()
+
+    # the gangs and the workflow, together
+    for name in ("02-queues.yaml", "04-gang-20.yaml", "05-gang-min4.yaml", "06-depends-on.yaml"):
+        kubectl(kc, "apply", "-f", str(QUICKSTART / name))
+    eventually(lambda: job_phase(kc, "workflow-job") == "Completed", 120, "workflow-job Completed")
+
+    def min4_bound() -> list[float]:
+        return sorted(binds[0][0] for key, binds in recorder.history.bound.items()
+                      if key.startswith("default/gang-job-min4-") and binds)
+
+    eventually(lambda: len(min4_bound()) >= 4, 60, "gang-job-min4 started")
+    first = min4_bound()
+    assert first[3] - first[0] < 1.0, f"the min-4 gang did not start together: {first[:4]}"
+
+    # the gang of 20 (80 CPU on 24) never starts a pod, and says why
+    gang20 = [key for key in recorder.history.created if key.startswith("default/gang-job-maintask-")]
+    assert not [key for key in gang20 if recorder.history.bound.get(key)]
+    reasons = kubectl(kc, "get", "events", "-o", "jsonpath={range .items[*]}{.involvedObject.name} {.reason}\n{end}")
+    assert any(line.startswith("gang-job-") and line.endswith(" Unschedulable") for line in reasons.splitlines()
+               if not line.startswith("gang-job-min4"))
+
+    # dependsOn: task-b's pod appears only after task-a's pod succeeded
+    a_done = next(t for t, phase in recorder.history.phases["default/workflow-job-task-a-0"] if phase == "Succeeded")
+    assert recorder.history.created["default/workflow-job-task-b-0"] >= a_done
+    assert not recorder.bound_twice()
+    assert "Traceback" not in run.text()

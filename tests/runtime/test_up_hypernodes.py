@@ -1,0 +1,48 @@
+"""``pumice up`` runs the HyperNode controller: discovery from node labels and node counts, live."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import yaml
+
+from pumice.cli.up import ControlPlane
+from pumice.server import free_port
+from pumice.topology_discovery import load_discovery_config
+
+HYPERNODES = "hypernodes.topology.volcano.sh"
+RACK = "example.com/rack"
+
+
+def _wait(check, timeout: float = 15.0):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("not reached in time")
+
+
+def test_up_discovers_hypernodes_as_nodes_come_and_go(tmp_path: Path) -> None:
+    conf = tmp_path / "volcano-controller.conf"
+    conf.write_text(yaml.safe_dump({"networkTopologyDiscovery": [{"source": "label", "enabled": True, "config": {
+        "networkTopologyTypes": {"racks": [{"nodeLabel": RACK}, {"nodeLabel": "kubernetes.io/hostname"}]}}}]}))
+    with ControlPlane(tmp_path / "data", port=free_port(), discovery=load_discovery_config(conf)) as plane:
+        store = plane._parts.store  # type: ignore[union-attr]
+        for i, rack in enumerate(["a", "a", "b"]):
+            res = {"cpu": "8", "pods": "110"}
+            store.create("nodes", {"apiVersion": "v1", "kind": "Node",
+                                   "metadata": {"name": f"n{i}", "labels": {RACK: rack}},
+                                   "status": {"capacity": res, "allocatable": res}})
+        plane._wake.set()
+
+        def counts() -> dict[str, int]:
+            return {h["metadata"]["labels"][RACK]: (h.get("status") or {}).get("nodeCount")
+                    for h in store.list(HYPERNODES)[0]}
+
+        _wait(lambda: counts() == {"a": 2, "b": 1})
+        store.delete("nodes", None, "n2")
+        plane._wake.set()
+        _wait(lambda: counts() == {"a": 2})
