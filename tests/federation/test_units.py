@@ -18,7 +18,7 @@ from .builders import hypernodes, nodes, queue, task, vcjob
 
 @pytest.mark.parametrize(("text", "message"), [
     ("colour: red\n", "colour: unknown key"),
-    ("gracePeriod: 1m\nleaseDuration: 2m\n", "gracePeriod: must be longer than leaseDuration"),
+    ("gracePeriod: 1m\nleaseDuration: 55s\n", "gracePeriod: must be at least 1.2 x leaseDuration"),
     ("dispatchPeriod: soon\n", "dispatchPeriod: not a duration"),
     ("redispatch: sometimes\n", "redispatch: 'sometimes' is not one of failover, none"),
     ("tiers:\n- plugins:\n  - name: cost\n  - name: cost\n", "configured twice"),

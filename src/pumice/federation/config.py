@@ -149,8 +149,8 @@ def parse_config(text: str, *, source: str = "federation configuration",
     cfg.reservation_timeout = _seconds(data, "reservationTimeout", cfg.reservation_timeout, source)
     cfg.pending_timeout = 0.0 if data.get("pendingTimeout") in (0, "0") else _seconds(
         data, "pendingTimeout", cfg.pending_timeout, source)
-    if cfg.grace_period <= cfg.lease_duration:
-        raise _error(source, "gracePeriod", f"must be longer than leaseDuration ({cfg.lease_duration:g}s): a "
+    if cfg.grace_period < 1.2 * cfg.lease_duration:
+        raise _error(source, "gracePeriod", f"must be at least 1.2 x leaseDuration ({cfg.lease_duration:g}s): a "
                                             "member must have fenced its jobs before they run elsewhere")
     if cfg.probe_period >= cfg.lease_duration:
         raise _error(source, "probePeriod", f"must be shorter than leaseDuration ({cfg.lease_duration:g}s)")

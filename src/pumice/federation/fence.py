@@ -1,13 +1,18 @@
 """Fencing: how a member stops the federation's jobs when the federation can no longer reach it.
 
-The federation renews a lease (ConfigMap ``pumice-system/pumice-federation-fence``) in every member each probe.
-The member's ``FenceAgent`` (run by ``pumice up`` and ``pumice run`` with the controllers) watches it: once
-``leaseDurationSeconds`` pass on the member's own clock without a renewal while the lease is ``active``, it
-deletes every Job the federation placed there, with their pods. The federation re-dispatches a lost member's
-jobs only after ``gracePeriod`` (longer than the lease) since its last contact, and only if the member's agent
-acknowledged the lease: so a member cut off from the federation has stopped its copies before they start
-elsewhere, and no job runs in two members at once. A federation that stops cleanly marks the lease
-``released``: the agents then leave the jobs running.
+The federation renews a ``coordination.k8s.io/v1`` Lease (``pumice-system/pumice-federation-fence``) in every
+member each probe. The member's ``FenceAgent`` (run by ``pumice up``, and by ``pumice run`` with its
+controllers) reads it every tenth of its duration, with a plain ``get`` (no right to read other Leases is
+needed): once ``leaseDurationSeconds`` pass on the member's own clock without a new ``renewTime`` while the
+Lease has a holder, it deletes every Job the federation placed there, with their pods. It measures from the
+moment it *saw* the renewal, never from the time written in it (the two clocks may disagree), as client-go's
+leader election does.
+
+The federation re-dispatches a lost member's jobs only after ``gracePeriod`` (at least 1.2 x the lease: the
+agent reads the Lease every tenth of its duration, so it may notice a renewal that late) since its last contact,
+and only if the member's agent acknowledged one of its recent renewals (an annotation on the Lease): so a member
+cut off from the federation has stopped its copies before they start elsewhere, and no job runs in two members at
+once. A federation that stops cleanly releases the Lease (no holder): the agents then leave the jobs running.
 """
 
 from __future__ import annotations
@@ -17,18 +22,26 @@ import logging
 from typing import Any
 
 from pumice.clock import Clock
-from pumice.controllers.mirror import Mirror
-from pumice.store import NotFound, Store, StoreError
+from pumice.store import Conflict, NotFound, Store, StoreError
 
 from . import names
 from .propagate import delete_part
 
-__all__ = ["FENCE_LABEL", "FenceAgent", "add_fence_agent"]
+__all__ = ["LEASES", "FenceAgent", "add_fence_agent", "lease_body"]
 
 log = logging.getLogger("pumice.federation.fence")
 Obj = dict[str, Any]
-#: Label on the lease ConfigMap, so the agent watches it without reading every ConfigMap.
-FENCE_LABEL = "federation.pumice.io/fence"
+LEASES = "leases.coordination.k8s.io"
+#: The agent reads the Lease this often, as a share of its duration.
+POLL_SHARE = 0.1
+
+
+def lease_body(holder: str, renew_time: str, duration: float) -> Obj:
+    """The fence Lease as the federation writes it (``holder`` "" releases it)."""
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": names.FENCE_NAME, "namespace": names.FENCE_NAMESPACE},
+            "spec": {"holderIdentity": holder or None, "leaseDurationSeconds": max(1, round(duration)),
+                     "renewTime": renew_time}}
 
 
 class FenceAgent:
@@ -37,56 +50,82 @@ class FenceAgent:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
-        self.leases = Mirror(store, names.CONFIGMAPS, label_selector=f"{FENCE_LABEL}=true")
         self.renew_time = ""
         self.seen_at: float | None = None
         self.duration = 0.0
-        self.state = ""
+        self.held = False
         self.fenced = 0  # jobs stopped so far
         self._acted = ""  # the renewal after which it fenced (it waits for a new one)
+        self._read_at = -1e18
+        self._marker: object = None
 
-    def next_wakeup(self) -> float | None:
-        """When the lease runs out (None: released, never seen, or already acted on)."""
-        if self.state != "active" or self.seen_at is None or self.duration <= 0 or self._acted == self.renew_time:
+    def _due(self) -> float | None:
+        """When the Lease runs out (None: released, never seen, or already acted on)."""
+        if not self.held or self.seen_at is None or self.duration <= 0 or self._acted == self.renew_time:
             return None
         return self.seen_at + self.duration
 
+    def _next_read(self) -> float | None:
+        """While a federation holds the Lease: read it every tenth of its duration (None: only on activity)."""
+        if not self.held or self.duration <= 0:
+            return None
+        return self._read_at + max(1.0, POLL_SHARE * self.duration)
+
+    def next_wakeup(self) -> float | None:
+        times = [t for t in (self._due(), self._next_read()) if t is not None]
+        return min(times) if times else None
+
     def pending(self) -> bool:
+        now = self.clock.now()
         due = self.next_wakeup()
-        return self.leases.pending() or (due is not None and due <= self.clock.now())
+        if due is not None and due <= now:
+            return True
+        # no federation seen (yet): look when the member's store moves, at most once a second
+        return not self.held and now - self._read_at >= 1.0 and self.store.change_marker() != self._marker
 
     def sync(self) -> bool:
-        wrote = False
-        for d in self.leases.drain():
-            lease = d.new
-            if lease is None or (lease.get("metadata") or {}).get("name") != names.FENCE_NAME:
-                continue
-            data = lease.get("data") or {}
-            try:
-                self.duration = float(data.get("leaseDurationSeconds") or 0)
-            except ValueError:
-                self.duration = 0.0
-            self.state = str(data.get("state") or "")
-            renew = str(data.get("renewTime") or "")
-            if renew != self.renew_time:
-                self.renew_time = renew
-                self.seen_at = self.clock.now()
-                wrote |= self._acknowledge(lease, renew)
-        due = self.next_wakeup()
-        if due is not None and due <= self.clock.now():
+        if not self.pending():
+            return False
+        now = self.clock.now()
+        self._read_at = now
+        self._marker = self.store.change_marker()
+        wrote = self._read(now)  # always read before fencing: a renewal may have come since
+        due = self._due()
+        if due is not None and due <= now:
             self._acted = self.renew_time
             wrote |= self._fence()
         return wrote
 
+    def _read(self, now: float) -> bool:
+        try:
+            lease = self.store.get(LEASES, names.FENCE_NAMESPACE, names.FENCE_NAME)
+        except NotFound:
+            self.held = False
+            return False
+        except StoreError as err:  # this member's own API server: try again at the next read
+            log.warning("fence lease not read: %s", err)
+            return False
+        spec = lease.get("spec") or {}
+        self.held = bool(spec.get("holderIdentity"))
+        try:
+            self.duration = float(spec.get("leaseDurationSeconds") or 0)
+        except (TypeError, ValueError):
+            self.duration = 0.0
+        renew = str(spec.get("renewTime") or "")
+        if renew == self.renew_time:
+            return False
+        self.renew_time = renew
+        self.seen_at = now
+        return self._acknowledge(lease, renew)
+
     def _acknowledge(self, lease: Obj, renew: str) -> bool:
         """Tell the federation this member fences (the renewal it saw), so it may re-dispatch after the grace."""
-        meta = lease.get("metadata") or {}
+        meta = dict(lease.get("metadata") or {})
+        meta["annotations"] = {**(meta.get("annotations") or {}), names.FENCE_ACK: renew}
         try:
-            stored = self.store.patch(names.CONFIGMAPS, str(meta.get("namespace")), str(meta.get("name")),
-                                      {"metadata": {"annotations": {names.FENCE_ACK: renew}}})
-        except StoreError:
-            return False
-        self.leases.put(stored)
+            self.store.update(LEASES, {**lease, "metadata": meta})
+        except (Conflict, StoreError):
+            return False  # renewed again meanwhile: acknowledged at the next read
         return True
 
     def _fence(self) -> bool:
@@ -103,14 +142,13 @@ class FenceAgent:
         return True
 
     def close(self) -> None:
-        self.leases.close()
+        pass
 
 
-def add_fence_agent(cluster: Any) -> FenceAgent | None:
-    """Run a ``FenceAgent`` among an embedded ``runtime.Cluster``'s controllers (None without controllers)."""
-    manager = getattr(cluster, "controllers", None)
+def add_fence_agent(manager: Any, store: Store, clock: Clock) -> FenceAgent | None:
+    """Run a ``FenceAgent`` among a ``ControllerManager``'s controllers (None without a manager)."""
     if manager is None:
         return None
-    agent = FenceAgent(cluster.store, cluster.clock)
+    agent = FenceAgent(store, clock)
     manager.controllers = (*manager.controllers, agent)
     return agent

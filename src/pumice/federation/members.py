@@ -19,13 +19,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pumice.clock import Clock, rfc3339
+from pumice.clock import Clock, to_datetime
 from pumice.controllers.mirror import Delta, Mirror, obj_key
 from pumice.store import AlreadyExists, NotFound, Store, StoreError
 
 from . import names
 from .capacity import MemberCapacity
-from .fence import FENCE_LABEL
+from .fence import LEASES, lease_body
 from .summary import resource_summary
 from .view import MemberView, prices_of
 
@@ -65,11 +65,9 @@ class StaticConnector:
         return Connection(store, self.version)
 
 
-def _lease(holder: str, now: str, duration: float, state: str) -> Obj:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": names.FENCE_NAME, "namespace": names.FENCE_NAMESPACE,
-                         "labels": {FENCE_LABEL: "true"}},
-            "data": {"holder": holder, "renewTime": now, "leaseDurationSeconds": f"{duration:g}", "state": state}}
+def rfc3339_micro(seconds: float) -> str:
+    """A ``metav1.MicroTime`` (the Lease's ``renewTime``): RFC 3339 with microseconds."""
+    return to_datetime(seconds).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Member:
@@ -105,7 +103,8 @@ class Member:
         self.fenced = False
         self.deleted = False
         self.next_probe = 0.0
-        self._renewals: deque[str] = deque(maxlen=4)
+        #: the renewals of about the last lease duration: the agent's acknowledgement must name one of them
+        self._renewals: deque[str] = deque(maxlen=int(lease_duration / probe_period) + 3)
         self._summary: tuple[MemberCapacity, int, Obj] | None = None
         #: what propagation has created in the member (namespaces, queues) on the current connection
         self.ensured: set[Any] = set()
@@ -182,7 +181,7 @@ class Member:
             if self.connection is None:
                 self._connect()
             assert self.connection is not None
-            lease = self._renew(self.connection.store, "active")
+            lease = self._renew(self.connection.store, self.holder)
         except (StoreError, OSError) as err:
             self.disconnect(str(getattr(err, "message", err)))
             return False
@@ -198,22 +197,23 @@ class Member:
         self._refresh_ready()
         return True
 
-    def _renew(self, store: Store, state: str) -> Obj:
-        body = _lease(self.holder, rfc3339(self.clock.now()), self.lease_duration, state)
-        self._renewals.append(body["data"]["renewTime"])
+    def _renew(self, store: Store, holder: str) -> Obj:
+        now = rfc3339_micro(self.clock.now())
+        body = lease_body(holder, now, self.lease_duration)
+        self._renewals.append(now)
         try:
-            return store.patch(names.CONFIGMAPS, names.FENCE_NAMESPACE, names.FENCE_NAME, {"data": body["data"]})
+            return store.patch(LEASES, names.FENCE_NAMESPACE, names.FENCE_NAME, {"spec": body["spec"]})
         except NotFound:
             with contextlib.suppress(AlreadyExists):
                 store.create(names.NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
                                                 "metadata": {"name": names.FENCE_NAMESPACE}})
-            return store.create(names.CONFIGMAPS, body)
+            return store.create(LEASES, body)
 
     def release(self) -> None:
         """On a clean stop: mark the lease released, so the member's fence agent lets its jobs run on."""
         if self.connection is not None:
             with contextlib.suppress(StoreError, OSError):
-                self._renew(self.connection.store, "released")
+                self._renew(self.connection.store, "")
 
     def close(self) -> None:
         for mirror in self._mirrors.values():

@@ -238,11 +238,13 @@ class Components:
 
     def _run_controllers(self) -> None:
         from pumice.controllers import ControllerManager
+        from pumice.federation.fence import add_fence_agent
 
         if not self._lead("controllers"):
             return
         manager = self.controllers = ControllerManager(self.store, self.clock, kubernetes=False,
                                                      discovery=self.settings.discovery)
+        add_fence_agent(manager, self.store, self.clock)  # a federation's member stops its jobs when cut off
         while not self.stopping.is_set():
             if not self.leading("controllers"):
                 return

@@ -197,7 +197,8 @@ class FederatedWorld:
         cluster.apply(spec.objects)
         self.specs[spec.name] = spec
         self.clusters[spec.name] = cluster
-        self.fences[spec.name] = add_fence_agent(cluster) if spec.fence else None
+        agent = add_fence_agent(cluster.controllers, cluster.store, cluster.clock) if spec.fence else None
+        self.fences[spec.name] = agent
         self.links[spec.name] = Link(spec.name, cluster.store)
 
     # --- the outside world -------------------------------------------------------------------------------
