@@ -1,5 +1,8 @@
 """``pumice up --federation``: the local control plane as a federation host, with members of its own if asked.
 
+``--time-scale`` speeds up the embedded members' clocks (their pods run faster); the federation's own periods,
+leases and grace are real seconds, as every member's fence agent counts them.
+
 The host is a durable store (SQLite, Volcano's admission) behind the same Kubernetes API server as ``pumice up``,
 running the host control plane (queues) and the federation instead of the scheduler, controllers and nodes:
 Jobs submitted to it run in its members. ``--members FILE`` starts members in this process as well — each a
@@ -98,7 +101,7 @@ class FederationHost:
         running = read_pid_file(self.data_dir)
         if running and running["pid"] != os.getpid() and _alive(running["pid"]):
             raise RuntimeError(f"pumice is already running from {self.data_dir} (pid {running['pid']})")
-        clock = _continued_clock(self.data_dir, self.time_scale)
+        clock = _continued_clock(self.data_dir, 1.0)  # the federation's periods and leases are real seconds
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
                             admission=load_admission())
         attach_admission(store)
@@ -172,14 +175,14 @@ class FederationHost:
                 saved = time.monotonic()
             delay = MAX_IDLE
             try:
-                for _ in range(100):
+                for _ in range(100):  # the host's own clock runs in real time (--time-scale speeds the members)
                     moved = plane.sync()
                     moved |= federation.sync()
                     if not moved:
                         break
                 nxt = federation.next_wakeup()
                 if nxt is not None:
-                    delay = min(MAX_IDLE, max(0.0, (nxt - clock.now()) / self.time_scale))
+                    delay = min(MAX_IDLE, max(0.0, nxt - clock.now()))
             except Exception:  # keep serving: log, back off, try again
                 self.step_errors += 1
                 log.exception("federation step failed")

@@ -146,7 +146,7 @@ class ControlPlane:
         return self._parts.store
 
     def start(self) -> ControlPlane:
-        from pumice.clock import to_datetime
+        from pumice.clock import WallClock, to_datetime
         from pumice.federation.fence import add_fence_agent
         from pumice.runtime import Cluster, load_admission
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
@@ -165,7 +165,8 @@ class ControlPlane:
 
             conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
             cluster = Cluster(store, clock, conf, discovery=self.discovery)
-            add_fence_agent(cluster.controllers, store, clock)  # a member stops federated jobs when cut off
+            # a federation's member stops the federation's jobs when cut off from it; leases are real seconds
+            add_fence_agent(cluster.controllers, store, WallClock())
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
             app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics)

@@ -297,25 +297,27 @@ class Federation:
              phase: str = "Pending") -> bool:
         """Say why a job waits (status and, with ``decision``, the explanation); True if written."""
         now = self.clock.now()
-        same_reason = record.written[0] == reason
-        if record.written == (reason, message) or (
-                same_reason and reason in _NOISY and now - record.written_at < WAIT_REFRESH):
-            return False
-        demand = record.demand(self.priorities())
-        if decision is not None:
+        wrote = False
+        if decision is not None:  # the explanation follows the verdicts at once (the status may be throttled)
             key = json.dumps([[v.get("cluster"), v.get("kept"), v.get("plugin")] for v in decision["clusters"]])
             if key != record.decision_key:
                 record.decision_key = key
                 decision["time"] = rfc3339(now)
                 with contextlib.suppress(NotFound, Conflict):
                     self._patch_meta(record, {}, {names.DECISION: json.dumps(decision, separators=(",", ":"))})
+                    wrote = True
+        same_reason = record.written[0] == reason
+        if record.written == (reason, message) or (
+                same_reason and reason in _NOISY and now - record.written_at < WAIT_REFRESH):
+            return wrote
+        demand = record.demand(self.priorities())
         status = waiting_status(reason, message, demand.min_available, phase=phase, now=rfc3339(now))
         if not same_reason:
             self.event(record, "Warning" if phase == "Failed" else "Normal", reason, message)
         record.written, record.written_at = (reason, message), now
         old = record.obj.get("status") or {}
         kept = {k: v for k, v in old.items() if k not in status and record.placement.placed}
-        return self.set_status(record, {**kept, **status})
+        return self.set_status(record, {**kept, **status}) or wrote
 
     def dispatch(self, record: JobRecord, plan: Placement, placements: Mapping[str, Fitted | None], decision: Obj,
                  message: str, *, gang: Mapping[str, int] | None = None) -> None:

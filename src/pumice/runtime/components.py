@@ -244,7 +244,7 @@ class Components:
             return
         manager = self.controllers = ControllerManager(self.store, self.clock, kubernetes=False,
                                                      discovery=self.settings.discovery)
-        add_fence_agent(manager, self.store, self.clock)  # a federation's member stops its jobs when cut off
+        add_fence_agent(manager, self.store, WallClock())  # a federation member fences its jobs (real seconds)
         while not self.stopping.is_set():
             if not self.leading("controllers"):
                 return
