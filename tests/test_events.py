@@ -5,17 +5,12 @@ from __future__ import annotations
 from pumice.clock import VirtualClock
 from pumice.events import EventRecorder
 from pumice.store import MemoryStore
-
-
-def _pod(store: MemoryStore) -> dict:
-    return store.create("pods", {"apiVersion": "v1", "kind": "Pod",
-                                 "metadata": {"name": "p", "namespace": "ns"},
-                                 "spec": {"containers": [{"name": "c", "image": "x"}]}})
+from tests.builders import pod as make_pod
 
 
 def test_event_names_the_object_and_repeats_fold_into_one() -> None:
     store, clock = MemoryStore(), VirtualClock(1_000.0)
-    pod = _pod(store)
+    pod = store.create("pods", make_pod("p", namespace="ns", scheduler=None))
     rec = EventRecorder(store, "volcano", clock=clock)
     rec.event(pod, "Warning", "FailedScheduling", "0/3 nodes are available")
     clock.advance_to(1_030.0)
@@ -34,7 +29,7 @@ def test_event_names_the_object_and_repeats_fold_into_one() -> None:
 
 def test_a_deleted_event_is_written_again_and_a_closed_store_is_not_an_error() -> None:
     store = MemoryStore()
-    pod = _pod(store)
+    pod = store.create("pods", make_pod("p", namespace="ns", scheduler=None))
     rec = EventRecorder(store, "volcano", clock=VirtualClock(0.0))
     rec.event(pod, "Normal", "Scheduled", "here")
     (event,), _ = store.list("events", "ns")

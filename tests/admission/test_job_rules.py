@@ -12,8 +12,10 @@ from pumice.admission import admitted_memory_store
 from pumice.cli.main import app
 from pumice.controllers import ensure_default_queues
 from pumice.store import Invalid, MemoryStore
+from tests.builders import queue
+from tests.builders import vcjob as job
 
-from ..controllers.harness import JOBS, PODGROUPS, QUEUES, job, queue
+from ..controllers.harness import JOBS, PODGROUPS, QUEUES
 
 
 @pytest.fixture

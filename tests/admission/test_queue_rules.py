@@ -9,8 +9,10 @@ import pytest
 from pumice.admission import admitted_memory_store
 from pumice.controllers import ensure_default_queues
 from pumice.store import Invalid, MemoryStore
+from tests.builders import queue
+from tests.builders import vcjob as job
 
-from ..controllers.harness import QUEUES, Cluster, job, queue
+from ..controllers.harness import QUEUES, Cluster
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from pumice.cli.main import app
+from tests.builders import pod as make_pod
 from tests.cli.conftest import Cluster
 
 JOBS = "jobs.batch.volcano.sh"
@@ -265,21 +266,13 @@ def test_unknown_resource_word_exit_2(cluster: Cluster) -> None:
 # ---------------------------------------------------------------------------- pods
 
 
-def _pod(name: str, job: str | None, queue: str | None, node: str | None, phase: str) -> dict:
-    labels = {"volcano.sh/job-name": job} if job else {}
-    annotations = {"scheduling.volcano.sh/queue-name": queue} if queue else {}
-    spec: dict = {"containers": [{"name": "c", "image": "busybox"}]}
-    if node:
-        spec["nodeName"] = node
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "labels": labels, "annotations": annotations},
-            "spec": spec, "status": {"phase": phase}}
-
-
 def test_pod_list_by_job_and_queue(cluster: Cluster) -> None:
     kc = cluster.client
-    for pod in (_pod("pl-0", "pl", "qp", "node-1", "Running"), _pod("pl-1", "pl", "qp", None, "Pending"),
-                _pod("other-0", "other", None, "node-2", "Running")):
+    job, in_qp = "volcano.sh/job-name", {"scheduling.volcano.sh/queue-name": "qp"}
+    # schedulerName unset: nothing places them, the test says where they are
+    for pod in (make_pod("pl-0", labels={job: "pl"}, annotations=in_qp, node="node-1", phase="Running", scheduler=None),
+                make_pod("pl-1", labels={job: "pl"}, annotations=in_qp, phase="Pending", scheduler=None),
+                make_pod("other-0", labels={job: "other"}, node="node-2", phase="Running", scheduler=None)):
         created = kc.create("pods", pod, "default")
         kc.patch("pods", created["metadata"]["name"], {"status": pod["status"]}, "default", subresource="status")
     rows = table(ok(cluster.run("pod", "list", "--job", "pl")))
@@ -477,7 +470,8 @@ def test_get_watch_prints_a_row_per_change(cluster: Cluster) -> None:
 
 def test_describe_pod_says_why_it_is_not_placed(cluster: Cluster) -> None:
     kc = cluster.client
-    pod = _pod("dp-0", "dp", "qp", None, "Pending")
+    pod = make_pod("dp-0", labels={"volcano.sh/job-name": "dp"}, annotations={"scheduling.volcano.sh/queue-name": "qp"},
+                   phase="Pending", scheduler=None)
     kc.create("pods", pod, "default")
     message = "0/3 nodes are unavailable: 3 Insufficient cpu."
     kc.patch("pods", "dp-0", {"status": {"phase": "Pending", "conditions": [

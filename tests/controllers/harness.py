@@ -107,28 +107,6 @@ class Cluster:
         return self.store.list(PODGROUPS, ns)[0]
 
 
-def job(name: str, *, replicas: int = 1, cpu: str = "1", min_available: int | None = None, queue: str | None = None,
-        **spec: Any) -> Obj:
-    """A one-task Volcano Job."""
-    body: Obj = {"schedulerName": "volcano", "tasks": [{
-        "name": "main", "replicas": replicas,
-        "template": {"spec": {"restartPolicy": "Never", "containers": [
-            {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}}}], **spec}
-    if min_available is not None:
-        body["minAvailable"] = min_available
-    if queue is not None:
-        body["queue"] = queue
-    meta = {"name": name, "namespace": "default"}
-    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": meta, "spec": body}
-
-
-def queue(name: str, parent: str | None = None, **spec: Any) -> Obj:
-    body: Obj = dict(spec)
-    if parent is not None:
-        body["parent"] = parent
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}, "spec": body}
-
-
 def command(name: str, action: str, kind: str, target: str, ns: str = "default") -> Obj:
     api = "batch.volcano.sh/v1alpha1" if kind == "Job" else "scheduling.volcano.sh/v1beta1"
     return {"apiVersion": "bus.volcano.sh/v1alpha1", "kind": "Command", "metadata": {"name": name, "namespace": ns},

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pumice.api.batch_v1 import CONTROLLER_UID_LABELS
 from pumice.controllers.batchjob import INDEX_KEY
 from pumice.runtime import Cluster
+from tests.builders import node
 
-from .workloads import PodTimeline, batch_job, node, phase, pods_of, run
+from .workloads import PodTimeline, batch_job, phase, pods_of, run
 
 JOBS = "jobs.batch"
 
@@ -19,7 +20,7 @@ def conditions(c: Cluster, name: str = "pi") -> dict[str, str]:
 
 def test_completions_run_parallelism_pods_at_a_time() -> None:
     c = Cluster()
-    c.apply([node()])
+    c.apply([node("n1", cpu="32", memory="64Gi")])
     timeline = PodTimeline(c)
     c.apply([batch_job(completions=5, parallelism=2, duration="60")])
     run(c, 400)
@@ -41,7 +42,8 @@ def test_completions_run_parallelism_pods_at_a_time() -> None:
 
 def test_more_failures_than_the_backoff_limit_fail_the_job() -> None:
     c = Cluster()
-    c.apply([node(), batch_job(completions=1, parallelism=1, backoff=2, duration="5", fail=True)])
+    c.apply([node("n1", cpu="32", memory="64Gi"),
+             batch_job(completions=1, parallelism=1, backoff=2, duration="5", fail=True)])
     run(c, 600)
     assert conditions(c) == {"Failed": "BackoffLimitExceeded"}
     status = c.store.get(JOBS, "default", "pi")["status"]
@@ -52,7 +54,7 @@ def test_more_failures_than_the_backoff_limit_fail_the_job() -> None:
 
 def test_the_deadline_fails_a_running_job() -> None:
     c = Cluster()
-    c.apply([node(), batch_job(completions=1, duration="600", activeDeadlineSeconds=100)])
+    c.apply([node("n1", cpu="32", memory="64Gi"), batch_job(completions=1, duration="600", activeDeadlineSeconds=100)])
     run(c, 200)
     assert conditions(c) == {"Failed": "DeadlineExceeded"}
     assert not [p for p in pods_of(c.store, "pi-") if phase(p) == "Running"]
@@ -60,7 +62,7 @@ def test_the_deadline_fails_a_running_job() -> None:
 
 def test_an_indexed_job_completes_each_index_once() -> None:
     c = Cluster()
-    c.apply([node(), batch_job(completions=3, parallelism=3, indexed=True, duration="10")])
+    c.apply([node("n1", cpu="32", memory="64Gi"), batch_job(completions=3, parallelism=3, indexed=True, duration="10")])
     run(c, 60)
     pods = pods_of(c.store, "pi-")
     assert sorted(p["metadata"]["annotations"][INDEX_KEY] for p in pods) == ["0", "1", "2"]
@@ -71,7 +73,7 @@ def test_an_indexed_job_completes_each_index_once() -> None:
 
 def test_a_work_queue_job_ends_with_its_first_success() -> None:
     c = Cluster()
-    c.apply([node(), batch_job(completions=None, parallelism=2, duration="30")])
+    c.apply([node("n1", cpu="32", memory="64Gi"), batch_job(completions=None, parallelism=2, duration="30")])
     run(c, 100)
     assert conditions(c) == {"Complete": ""}
     assert "completions" not in c.store.get(JOBS, "default", "pi")["spec"]  # not defaulted when parallelism is
@@ -80,7 +82,8 @@ def test_a_work_queue_job_ends_with_its_first_success() -> None:
 
 def test_suspended_jobs_start_nothing_and_ttl_deletes_finished_ones() -> None:
     c = Cluster()
-    c.apply([node(), batch_job(completions=1, duration="10", suspend=True, ttlSecondsAfterFinished=30)])
+    c.apply([node("n1", cpu="32", memory="64Gi"),
+             batch_job(completions=1, duration="10", suspend=True, ttlSecondsAfterFinished=30)])
     run(c, 30)
     assert not pods_of(c.store, "pi-") and "Suspended" in conditions(c)
     c.store.patch(JOBS, "default", "pi", {"spec": {"suspend": False}})

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from .harness import QUEUES, Cluster, command, job
+from tests.builders import vcjob as job
+
+from .harness import QUEUES, Cluster, command
 
 Obj = dict[str, Any]
 

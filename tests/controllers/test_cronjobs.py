@@ -6,8 +6,9 @@ from typing import Any
 
 from pumice.controllers.cronjob import SCHEDULED_TIMESTAMP
 from pumice.runtime import Cluster
+from tests.builders import node
 
-from .workloads import node, run
+from .workloads import run
 
 CRON = "cronjobs.batch.volcano.sh"
 VCJOBS = "jobs.batch.volcano.sh"
@@ -31,7 +32,7 @@ def job_minutes(c: Cluster) -> list[int]:
 
 def test_jobs_are_created_at_each_schedule_time_and_history_is_trimmed() -> None:
     c = Cluster()
-    c.apply([node(), cronjob(successfulJobsHistoryLimit=2)])
+    c.apply([node("n1", cpu="32", memory="64Gi"), cronjob(successfulJobsHistoryLimit=2)])
     run(c, 31 * 60)
     assert job_minutes(c) == [20, 25, 30]  # two finished ones kept, and the one still running
     run(c, 60)
@@ -49,7 +50,7 @@ def test_jobs_are_created_at_each_schedule_time_and_history_is_trimmed() -> None
 
 def test_forbid_skips_a_time_while_a_job_is_active() -> None:
     c = Cluster()
-    c.apply([node(), cronjob(seconds=12 * 60, concurrencyPolicy="Forbid")])
+    c.apply([node("n1", cpu="32", memory="64Gi"), cronjob(seconds=12 * 60, concurrencyPolicy="Forbid")])
     run(c, 21 * 60)
     # 10 and 15 come while the first runs (until about 17); without a starting deadline the latest missed time,
     # 15, is served as soon as it ends, and 20 is skipped while that one runs
@@ -60,7 +61,7 @@ def test_forbid_skips_a_time_while_a_job_is_active() -> None:
 
 def test_replace_deletes_the_active_job_for_the_next_one() -> None:
     c = Cluster()
-    c.apply([node(), cronjob(seconds=12 * 60, concurrencyPolicy="Replace")])
+    c.apply([node("n1", cpu="32", memory="64Gi"), cronjob(seconds=12 * 60, concurrencyPolicy="Replace")])
     run(c, 11 * 60)
     assert job_minutes(c) == [10]
     (active,) = c.store.get(CRON, "default", "tick")["status"]["active"]
@@ -69,7 +70,7 @@ def test_replace_deletes_the_active_job_for_the_next_one() -> None:
 
 def test_allow_runs_them_side_by_side() -> None:
     c = Cluster()
-    c.apply([node(), cronjob(seconds=12 * 60)])
+    c.apply([node("n1", cpu="32", memory="64Gi"), cronjob(seconds=12 * 60)])
     run(c, 11 * 60)
     assert job_minutes(c) == [5, 10]
     assert len(c.store.get(CRON, "default", "tick")["status"]["active"]) == 2
@@ -77,7 +78,7 @@ def test_allow_runs_them_side_by_side() -> None:
 
 def test_suspend_and_the_starting_deadline() -> None:
     late = Cluster()
-    late.apply([node(), cronjob(suspend=True)])
+    late.apply([node("n1", cpu="32", memory="64Gi"), cronjob(suspend=True)])
     run(late, 22 * 60)
     assert job_minutes(late) == []
     late.store.patch(CRON, "default", "tick", {"spec": {"suspend": False}})
@@ -85,7 +86,7 @@ def test_suspend_and_the_starting_deadline() -> None:
     assert job_minutes(late) == [20]  # the most recent missed time is served at once
 
     strict = Cluster()
-    strict.apply([node(), cronjob(suspend=True, startingDeadlineSeconds=60)])
+    strict.apply([node("n1", cpu="32", memory="64Gi"), cronjob(suspend=True, startingDeadlineSeconds=60)])
     run(strict, 22 * 60)
     strict.store.patch(CRON, "default", "tick", {"spec": {"suspend": False}})
     run(strict, 1)
@@ -96,7 +97,7 @@ def test_suspend_and_the_starting_deadline() -> None:
 
 def test_deleting_a_cronjob_deletes_its_jobs() -> None:
     c = Cluster()
-    c.apply([node(), cronjob(seconds=600)])
+    c.apply([node("n1", cpu="32", memory="64Gi"), cronjob(seconds=600)])
     run(c, 6 * 60)
     assert job_minutes(c) == [5]
     c.delete([cronjob()])

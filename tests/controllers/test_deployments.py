@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from pumice.controllers.deployment import HASH_LABEL, resolve_fenceposts
 from pumice.runtime import Cluster
+from tests.builders import node, queue
 
-from .workloads import PodTimeline, deployment, node, phase, pods_of, queue, run
+from .workloads import PodTimeline, deployment, phase, pods_of, run
 
 RS = "replicasets.apps"
 PG = "podgroups.scheduling.volcano.sh"
@@ -16,7 +17,7 @@ PG = "podgroups.scheduling.volcano.sh"
 
 def test_a_deployment_runs_its_replicas_through_a_replicaset_and_one_podgroup_in_the_template_queue() -> None:
     c = Cluster()
-    c.apply([node(), queue("test"), deployment(replicas=3, queue_name="test")])
+    c.apply([node("n1", cpu="32", memory="64Gi"), queue("test", weight=1), deployment(replicas=3, queue_name="test")])
     run(c, 30)
     (rs,) = c.store.list(RS)[0]
     pods = pods_of(c.store, "web-")
@@ -34,7 +35,7 @@ def test_a_deployment_runs_its_replicas_through_a_replicaset_and_one_podgroup_in
 
 def test_scaling_up_and_down() -> None:
     c = Cluster()
-    c.apply([node(), deployment(replicas=2)])
+    c.apply([node("n1", cpu="32", memory="64Gi"), deployment(replicas=2)])
     run(c, 10)
     c.store.patch("deployments.apps", "default", "web", {"spec": {"replicas": 5}})
     run(c, 10)
@@ -48,8 +49,9 @@ def test_the_owner_annotations_size_the_gang() -> None:
     """``scheduling.volcano.sh/group-min-member`` on the Deployment reaches its ReplicaSet, whose PodGroup takes
     it: Volcano reads the owner's annotation, not the pod's."""
     c = Cluster()
-    c.apply([node(), deployment(replicas=4, annotations={"scheduling.volcano.sh/group-min-member": "4",
-                                                          "volcano.sh/preemptable": "false"})])
+    c.apply([node("n1", cpu="32", memory="64Gi"),
+             deployment(replicas=4, annotations={"scheduling.volcano.sh/group-min-member": "4",
+                                                 "volcano.sh/preemptable": "false"})])
     run(c, 20)
     (rs,) = c.store.list(RS)[0]
     assert rs["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "4"
@@ -60,7 +62,7 @@ def test_the_owner_annotations_size_the_gang() -> None:
 
 def rollout(replicas: int, strategy: dict | None, cpu_nodes: int = 64) -> tuple[Cluster, PodTimeline]:
     c = Cluster()
-    c.apply([node(cpu=cpu_nodes), deployment(replicas=replicas, strategy=strategy)])
+    c.apply([node("n1", cpu=str(cpu_nodes), memory="64Gi"), deployment(replicas=replicas, strategy=strategy)])
     run(c, 20)
     timeline = PodTimeline(c)
     c.apply([deployment(replicas=replicas, strategy=strategy, image="nginx:2")])
@@ -125,7 +127,7 @@ def test_going_back_to_an_old_template_reuses_its_replicaset() -> None:
 
 def test_deleting_a_deployment_deletes_its_replicasets_pods_and_podgroups() -> None:
     c = Cluster()
-    c.apply([node(), deployment(replicas=2)])
+    c.apply([node("n1", cpu="32", memory="64Gi"), deployment(replicas=2)])
     run(c, 10)
     assert c.store.list(PG)[0]
     c.delete([deployment()])
@@ -138,7 +140,7 @@ def test_a_replicaset_replaces_a_deleted_pod_and_scaling_to_zero_drops_its_podgr
     rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "nginx"},
           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "nginx"}},
                    "template": deployment(name="nginx")["spec"]["template"]}}
-    c.apply([node(), rs])
+    c.apply([node("n1", cpu="32", memory="64Gi"), rs])
     run(c, 10)
     victim = pods_of(c.store, "nginx-")[0]["metadata"]["name"]
     c.store.delete("pods", "default", victim)

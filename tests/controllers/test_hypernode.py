@@ -12,20 +12,11 @@ from pumice.clock import VirtualClock
 from pumice.controllers import ControllerManager, HyperNodeController
 from pumice.store import MemoryStore
 from pumice.topology_discovery import SOURCE_LABEL, discover_hypernodes, parse_discovery_config
+from tests.builders import hypernode, node
 
 HYPERNODES = "hypernodes.topology.volcano.sh"
 ZONE, RACK = "example.com/zone", "example.com/rack"
 DISCOVERY = parse_discovery_config({RACK: 1, ZONE: 2})
-
-
-def node(name: str, labels: dict[str, str]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-            "status": {"capacity": {"cpu": "8"}, "allocatable": {"cpu": "8"}}}
-
-
-def hypernode(name: str, members: list[dict[str, Any]], tier: int = 1) -> dict[str, Any]:
-    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
-            "spec": {"tier": tier, "members": members}}
 
 
 def oracle(members: list[dict[str, Any]], nodes: dict[str, dict[str, str]]) -> int:
@@ -48,6 +39,7 @@ selectors = st.one_of(
     st.builds(lambda d: {"regexMatch": {"pattern": f"^n[{d}-7]$"}}, st.integers(0, 7)),
     st.builds(lambda r: {"labelMatch": {"matchLabels": {RACK: f"r{r}"}}}, st.integers(0, 2)),
 )
+
 operations = st.lists(st.tuples(st.sampled_from(["add", "delete", "relabel"]), st.integers(0, 7), st.integers(0, 2)),
                       max_size=25)
 
@@ -60,13 +52,13 @@ def test_node_count_follows_nodes_coming_and_going(hn_members: list[list[dict[st
     controller = HyperNodeController(store, VirtualClock())
     members = {f"hn{i}": [{"type": "Node", "selector": s} for s in sels] for i, sels in enumerate(hn_members)}
     for name, m in members.items():
-        store.create(HYPERNODES, hypernode(name, m))
+        store.create(HYPERNODES, hypernode(name, 1, m))
     nodes: dict[str, dict[str, str]] = {}
     for op, i, rack in [("sync", 0, 0), *ops]:
         name = f"n{i}"
         if op == "add" and name not in nodes:
             nodes[name] = {RACK: f"r{rack}"}
-            store.create("nodes", node(name, nodes[name]))
+            store.create("nodes", node(name, labels=nodes[name], cpu="8", capacity=True))
         elif op == "delete" and name in nodes:
             del nodes[name]
             store.delete("nodes", None, name)
@@ -87,10 +79,11 @@ def _discovered(store: MemoryStore) -> dict[str, dict[str, Any]]:
 def test_discovery_creates_updates_and_deletes_hypernodes() -> None:
     store = MemoryStore()
     manager = ControllerManager(store, VirtualClock(), discovery=DISCOVERY)
-    store.create(HYPERNODES, hypernode("by-hand", [{"type": "Node", "selector": {"regexMatch": {"pattern": ".*"}}}]))
+    store.create(HYPERNODES, hypernode("by-hand", 1, [{"type": "Node", "selector": {"regexMatch": {"pattern": ".*"}}}]))
     layout = {"n0": ("z0", "r0"), "n1": ("z0", "r0"), "n2": ("z0", "r1"), "n3": ("z1", "r2")}
     for name, (zone, rack) in layout.items():
-        store.create("nodes", node(name, {ZONE: zone, RACK: rack, "kubernetes.io/hostname": name}))
+        store.create("nodes", node(name, labels={ZONE: zone, RACK: rack, "kubernetes.io/hostname": name}, cpu="8",
+                                      capacity=True))
     manager.sync()
 
     def expected() -> dict[str, dict[str, Any]]:
@@ -108,7 +101,8 @@ def test_discovery_creates_updates_and_deletes_hypernodes() -> None:
     # n2 moves to r0 (r1 is left empty: deleted), n3 goes away (r2 and z1 too), a new node opens r3
     store.patch("nodes", None, "n2", {"metadata": {"labels": {RACK: "r0"}}})
     store.delete("nodes", None, "n3")
-    store.create("nodes", node("n4", {ZONE: "z0", RACK: "r3", "kubernetes.io/hostname": "n4"}))
+    store.create("nodes", node("n4", labels={ZONE: "z0", RACK: "r3", "kubernetes.io/hostname": "n4"}, cpu="8",
+                               capacity=True))
     manager.sync()
     want = expected()
     have = _discovered(store)
@@ -124,7 +118,7 @@ def test_discovery_creates_updates_and_deletes_hypernodes() -> None:
 def test_no_discovery_leaves_hypernodes_alone() -> None:
     store = MemoryStore()
     manager = ControllerManager(store, VirtualClock())
-    store.create("nodes", node("n0", {RACK: "r0"}))
+    store.create("nodes", node("n0", labels={RACK: "r0"}, cpu="8", capacity=True))
     manager.sync()
     assert _discovered(store) == {}
     assert store.list(HYPERNODES)[0] == []

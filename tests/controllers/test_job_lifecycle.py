@@ -7,8 +7,9 @@ import base64
 import pytest
 
 from pumice.controllers.job_state import plan
+from tests.builders import vcjob as job
 
-from .harness import JOBS, PODGROUPS, Cluster, command, job
+from .harness import JOBS, PODGROUPS, Cluster, command
 
 
 def _phases(c: Cluster, name: str, steps: int) -> list[str]:

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from pumice.admission.jobflows import flow_graph_problem
 from pumice.store import Invalid
+from tests.builders import vcjob as job
 
-from .harness import Cluster, job
+from .harness import Cluster
 
 Obj = dict[str, Any]
 FLOWS = "jobflows.flow.volcano.sh"

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pumice.clock import VirtualClock
 from pumice.controllers import ControllerManager
 from pumice.store import MemoryStore
+from tests.builders import queue
+from tests.builders import vcjob as job
 
-from .harness import PODGROUPS, QUEUES, Cluster, command, job, queue
+from .harness import PODGROUPS, QUEUES, Cluster, command
 
 
 def _state(c: Cluster, name: str) -> str:

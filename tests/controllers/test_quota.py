@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pumice.runtime import Cluster
+from tests.builders import node
 
-from .workloads import deployment, node, run
+from .workloads import deployment, run
 
 QUOTAS = "resourcequotas"
 
@@ -17,7 +18,7 @@ def test_used_follows_the_pods_of_the_namespace() -> None:
     c = Cluster()
     limited = deployment(replicas=3, cpu="500m")
     limited["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] = {"cpu": "1", "memory": "1Gi"}
-    c.apply([node(), quota(**{"requests.cpu": "4", "limits.memory": "8Gi", "pods": "10",
+    c.apply([node("n1", cpu="32", memory="64Gi"), quota(**{"requests.cpu": "4", "limits.memory": "8Gi", "pods": "10",
                               "count/deployments.apps": "2", "requests.nvidia.com/gpu": "4"}), limited])
     run(c, 10)
     status = c.store.get(QUOTAS, "default", "team")["status"]
@@ -33,7 +34,7 @@ def test_finished_pods_do_not_count_and_changing_hard_replaces_the_status() -> N
     c = Cluster()
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {"pumice.io/duration": "5"}},
            "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}
-    c.apply([node(), quota(cpu="8", memory="1Gi"), pod])
+    c.apply([node("n1", cpu="32", memory="64Gi"), quota(cpu="8", memory="1Gi"), pod])
     run(c, 2)
     assert c.store.get(QUOTAS, "default", "team")["status"]["used"] == {"cpu": "2", "memory": "0"}
     run(c, 10)

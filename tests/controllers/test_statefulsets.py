@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pumice.controllers.statefulset import REVISION_LABEL
 from pumice.runtime import Cluster
+from tests.builders import node
 
-from .workloads import PodTimeline, node, phase, pods_of, run, statefulset
+from .workloads import PodTimeline, phase, pods_of, run, statefulset
 
 STS = "statefulsets.apps"
 
 
 def test_ordered_ready_creates_pods_one_at_a_time_in_ordinal_order() -> None:
     c = Cluster()
-    c.apply([node()])
+    c.apply([node("n1", cpu="32", memory="64Gi")])
     timeline = PodTimeline(c)
     c.apply([statefulset(replicas=3)])
     run(c, 30)
@@ -36,7 +37,7 @@ def test_ordered_ready_creates_pods_one_at_a_time_in_ordinal_order() -> None:
 
 def test_ordered_scale_down_removes_the_highest_ordinal_first() -> None:
     c = Cluster()
-    c.apply([node(), statefulset(replicas=3)])
+    c.apply([node("n1", cpu="32", memory="64Gi"), statefulset(replicas=3)])
     run(c, 30)
     timeline = PodTimeline(c)
     c.store.patch(STS, "default", "db", {"spec": {"replicas": 1}})
@@ -54,7 +55,7 @@ def test_ordered_scale_down_removes_the_highest_ordinal_first() -> None:
 
 def test_parallel_creates_all_pods_at_once() -> None:
     c = Cluster()
-    c.apply([node()])
+    c.apply([node("n1", cpu="32", memory="64Gi")])
     timeline = PodTimeline(c)
     c.apply([statefulset(replicas=3, policy="Parallel")])
     c.controllers.sync()  # one pass of the controllers, before any pod was scheduled
@@ -65,7 +66,7 @@ def test_parallel_creates_all_pods_at_once() -> None:
 
 def test_rolling_update_replaces_pods_from_the_highest_ordinal_down() -> None:
     c = Cluster()
-    c.apply([node(), statefulset(replicas=3)])
+    c.apply([node("n1", cpu="32", memory="64Gi"), statefulset(replicas=3)])
     run(c, 30)
     old_revision = c.store.get(STS, "default", "db")["status"]["updateRevision"]
     timeline = PodTimeline(c)
@@ -82,7 +83,7 @@ def test_rolling_update_replaces_pods_from_the_highest_ordinal_down() -> None:
 
 def test_a_failed_pod_is_made_anew_under_the_same_name() -> None:
     c = Cluster()
-    c.apply([node()])
+    c.apply([node("n1", cpu="32", memory="64Gi")])
     timeline = PodTimeline(c)
     c.apply([statefulset(replicas=2, duration="30", fail=True)])
     run(c, 45)

@@ -1,4 +1,4 @@
-"""Builders and a recorder for the workload controller tests (embedded ``Cluster`` on a virtual clock)."""
+"""Workload objects and a recorder for the workload controller tests (embedded ``Cluster`` on a virtual clock)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,6 @@ from pumice.runtime import Cluster
 from pumice.store import Store
 
 Obj = dict[str, Any]
-
-
-def node(name: str = "n1", cpu: int = 32) -> Obj:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
-            "status": {"allocatable": {"cpu": str(cpu), "memory": "64Gi", "pods": "110"}}}
-
-
-def queue(name: str) -> Obj:
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
-            "spec": {"weight": 1}}
 
 
 def template(image: str = "nginx", *, cpu: str = "1", queue_name: str | None = None,

@@ -23,6 +23,7 @@ from pumice.runtime import Cluster, load_admission
 from pumice.runtime.cluster import _Moments
 from pumice.scheduler.conf import parse_conf
 from pumice.store import MemoryStore
+from tests.builders import queue
 
 __all__ = ["COMPONENT_MODULES", "Rule", "Run", "record_usage", "workloads"]
 
@@ -197,15 +198,12 @@ def workload(shared: Path) -> list[dict[str, Any]]:
                     "metadata": {"annotations": annotations},
                     "spec": {"containers": [container], "restartPolicy": "Never"}}}], **spec}}
 
-    def queue(name: str, **spec: Any) -> dict[str, Any]:
-        return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
-                "spec": {"weight": 1, **spec}}
-
     objects += [
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
          "value": 1000},
-        queue("tenant", deserved={"cpu": "4"}), queue("tenant-a", parent="tenant", deserved={"cpu": "2"}),
-        queue("closing"),
+        queue("tenant", weight=1, deserved={"cpu": "4"}),
+        queue("tenant-a", weight=1, parent="tenant", deserved={"cpu": "2"}),
+        queue("closing", weight=1),
         job("plugins", priorityClassName="high", plugins={"svc": [], "ssh": [], "env": []},
             ttlSecondsAfterFinished=0),
         job("failing", maxRetry=1, policies=[{"event": "PodFailed", "action": "RestartJob"}],

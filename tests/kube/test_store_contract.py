@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pumice.store import AlreadyExists, Conflict, MemoryStore, NotFound, Store, WatchEvent
+from tests.builders import node, pod, podgroup
 
 PODGROUPS = "podgroups.scheduling.volcano.sh"
 QUEUES = "queues.scheduling.volcano.sh"
@@ -71,32 +72,16 @@ def _name(event: WatchEvent) -> str:
     return str((event.object.get("metadata") or {}).get("name"))
 
 
-def pod(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
-                                                            "labels": labels or {}},
-            "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "busybox"}]}}
-
-
-def node(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
-            "status": {"capacity": {"cpu": "4", "pods": "10"}, "allocatable": {"cpu": "4", "pods": "10"}}}
-
-
-def podgroup(name: str) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": name, "namespace": "default"}, "spec": {"minMember": 2, "queue": "default"}}
-
-
 def test_create_get_list_and_not_found(store: Store) -> None:
     name = unique("p")
-    created = store.create("pods", pod(name))
+    created = store.create("pods", pod(name, namespace="default", labels={}, scheduler="nobody"))
     meta = created["metadata"]
     assert meta["uid"] and meta["resourceVersion"] and meta["creationTimestamp"]
     assert store.get("pods", "default", name)["metadata"]["uid"] == meta["uid"]
     items, rv = store.list("pods", "default")
     assert name in {p["metadata"]["name"] for p in items} and rv.isdigit()
     with pytest.raises(AlreadyExists):
-        store.create("pods", pod(name))
+        store.create("pods", pod(name, namespace="default", labels={}, scheduler="nobody"))
     with pytest.raises(NotFound):
         store.get("pods", "default", unique("missing"))
 
@@ -105,7 +90,7 @@ def test_watch_from_a_list_sees_every_later_change(store: Store) -> None:
     _, rv = store.list(PODGROUPS)
     watch = store.watch(PODGROUPS, resource_version=rv)
     name = unique("pg")
-    store.create(PODGROUPS, podgroup(name))
+    store.create(PODGROUPS, podgroup(name, namespace="default", min_member=2, queue="default"))
     store.patch(PODGROUPS, "default", name, {"spec": {"minMember": 3}})
     store.delete(PODGROUPS, "default", name)
     mine = lambda seen: [e.type for e in seen if _name(e) == name]  # noqa: E731
@@ -116,7 +101,7 @@ def test_watch_from_a_list_sees_every_later_change(store: Store) -> None:
 
 def test_optimistic_concurrency(store: Store) -> None:
     name = unique("pg")
-    first = store.create(PODGROUPS, podgroup(name))
+    first = store.create(PODGROUPS, podgroup(name, namespace="default", min_member=2, queue="default"))
     second = store.update(PODGROUPS, {**first, "spec": {"minMember": 4, "queue": "default"}})
     assert second["spec"]["minMember"] == 4
     assert int(second["metadata"]["resourceVersion"]) > int(first["metadata"]["resourceVersion"])
@@ -129,7 +114,7 @@ def test_optimistic_concurrency(store: Store) -> None:
 
 def test_merge_patch_and_status_subresource(store: Store) -> None:
     name = unique("pg")
-    store.create(PODGROUPS, podgroup(name))
+    store.create(PODGROUPS, podgroup(name, namespace="default", min_member=2, queue="default"))
     patched = store.patch(PODGROUPS, "default", name, {"status": {"phase": "Inqueue"}}, subresource="status")
     assert patched["status"]["phase"] == "Inqueue" and patched["spec"]["minMember"] == 2
     main = store.patch(PODGROUPS, "default", name, {"spec": {"minMember": 1}, "status": {"phase": "Running"}})
@@ -145,9 +130,9 @@ def test_merge_patch_and_status_subresource(store: Store) -> None:
 
 def test_bind_once(store: Store) -> None:
     target = unique("n")
-    store.create("nodes", node(target))
+    store.create("nodes", node(target, cpu="4", pods="10", capacity=True))
     name = unique("p")
-    store.create("pods", pod(name))
+    store.create("pods", pod(name, namespace="default", labels={}, scheduler="nobody"))
     _, rv = store.list("pods")
     watch = store.watch("pods", resource_version=rv)
     bound = store.bind("default", name, target)
@@ -167,7 +152,7 @@ def test_selector_watch_sees_objects_come_and_go(store: Store) -> None:
     app = unique("app")
     watch = store.watch("pods", label_selector=f"app={app}")
     name = unique("p")
-    store.create("pods", pod(name, {"app": app}))
+    store.create("pods", pod(name, namespace="default", labels={"app": app}, scheduler="nobody"))
     store.patch("pods", "default", name, {"metadata": {"labels": {"app": "other"}}})
     store.patch("pods", "default", name, {"metadata": {"labels": {"app": app}}})
     events = collect(watch, lambda seen: len([e for e in seen if _name(e) == name]) >= 3)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from pumice.clock import VirtualClock, to_datetime
 from pumice.nodes import SimulatedKubelet
 from pumice.store import MemoryStore, NotFound
+from tests.builders import node, pod
 
 
 @pytest.fixture
@@ -21,25 +20,14 @@ def store(clock: VirtualClock) -> MemoryStore:
     return MemoryStore(clock=lambda: to_datetime(clock.now()))
 
 
-def node(name: str) -> dict[str, Any]:
-    res = {"cpu": "8", "memory": "16Gi", "pods": "110"}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
-            "status": {"capacity": res, "allocatable": res}}
-
-
-def pod(name: str, ann: dict[str, str] | None = None, command: str = "sleep 60") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ns", "annotations": ann or {}},
-            "spec": {"containers": [{"name": "main", "image": "busybox", "command": ["sh", "-c", command]}]}}
-
-
 def phase(store: MemoryStore, name: str) -> str:
     return store.get("pods", "ns", name).get("status", {}).get("phase", "Pending")
 
 
 def test_bound_pod_runs_for_its_duration_then_succeeds(store: MemoryStore, clock: VirtualClock) -> None:
-    store.create("nodes", node("n1"))
+    store.create("nodes", node("n1", capacity=True))
     kubelet = SimulatedKubelet(store, clock)
-    store.create("pods", pod("a"))
+    store.create("pods", pod("a", namespace="ns", command=["sh", "-c", "sleep 60"]))
     assert kubelet.sync()  # the node gets its Ready condition
     assert phase(store, "a") == "Pending"  # not bound: nothing to run
     assert kubelet.next_wakeup() is None
@@ -67,9 +55,9 @@ def test_bound_pod_runs_for_its_duration_then_succeeds(store: MemoryStore, clock
 
 @pytest.mark.parametrize(("ann", "code"), [({"pumice.io/fail": "true"}, 1), ({"pumice.io/exit-code": "7"}, 7)])
 def test_failing_pods(store: MemoryStore, clock: VirtualClock, ann: dict[str, str], code: int) -> None:
-    store.create("nodes", node("n1"))
+    store.create("nodes", node("n1", capacity=True))
     kubelet = SimulatedKubelet(store, clock)
-    store.create("pods", {**pod("f", {**ann, "pumice.io/duration": "5m"}), "spec": {
+    store.create("pods", {**pod("f", namespace="ns", annotations={**ann, "pumice.io/duration": "5m"}), "spec": {
         "nodeName": "n1", "containers": [{"name": "main", "image": "x"}]}})
     kubelet.sync()
     assert kubelet.next_wakeup() == clock.now() + 300
@@ -81,9 +69,9 @@ def test_failing_pods(store: MemoryStore, clock: VirtualClock, ann: dict[str, st
 
 
 def test_pod_without_duration_runs_until_deleted(store: MemoryStore, clock: VirtualClock) -> None:
-    store.create("nodes", node("n1"))
+    store.create("nodes", node("n1", capacity=True))
     kubelet = SimulatedKubelet(store, clock)
-    store.create("pods", {**pod("svc", command="nginx -g daemon off"),
+    store.create("pods", {**pod("svc", namespace="ns", command=["sh", "-c", "nginx -g daemon off"]),
                           "spec": {"nodeName": "n1", "containers": [{"name": "main", "command": ["nginx"]}]}})
     kubelet.sync()
     assert phase(store, "svc") == "Running"
@@ -95,9 +83,9 @@ def test_pod_without_duration_runs_until_deleted(store: MemoryStore, clock: Virt
 
 
 def test_deleted_pod_stops_and_its_timer_is_dropped(store: MemoryStore, clock: VirtualClock) -> None:
-    store.create("nodes", node("n1"))
+    store.create("nodes", node("n1", capacity=True))
     kubelet = SimulatedKubelet(store, clock)
-    store.create("pods", pod("a"))
+    store.create("pods", pod("a", namespace="ns", command=["sh", "-c", "sleep 60"]))
     store.bind("ns", "a", "n1")
     kubelet.sync()
     store.delete("pods", "ns", "a")
@@ -105,7 +93,7 @@ def test_deleted_pod_stops_and_its_timer_is_dropped(store: MemoryStore, clock: V
     assert kubelet.next_wakeup() is None
     # a new pod with the same name is a new incarnation with its own clock
     clock.advance_to(clock.now() + 30)
-    store.create("pods", pod("a"))
+    store.create("pods", pod("a", namespace="ns", command=["sh", "-c", "sleep 60"]))
     store.bind("ns", "a", "n1")
     kubelet.sync()
     assert kubelet.next_wakeup() == clock.now() + 60
@@ -113,20 +101,20 @@ def test_deleted_pod_stops_and_its_timer_is_dropped(store: MemoryStore, clock: V
 
 def test_pod_bound_before_its_node_exists_starts_when_the_node_appears(store: MemoryStore, clock: VirtualClock) -> None:
     kubelet = SimulatedKubelet(store, clock)
-    store.create("pods", {**pod("early"), "spec": {"nodeName": "late", "containers": [{"name": "m"}]}})
+    store.create("pods", {**pod("early", namespace="ns"), "spec": {"nodeName": "late", "containers": [{"name": "m"}]}})
     kubelet.sync()
     assert phase(store, "early") == "Pending"
-    store.create("nodes", node("late"))
+    store.create("nodes", node("late", capacity=True))
     kubelet.sync()
     assert phase(store, "early") == "Running"
 
 
 def test_drain_marks_unschedulable_and_evicts(store: MemoryStore, clock: VirtualClock) -> None:
-    store.create("nodes", node("n1"))
-    store.create("nodes", node("n2"))
+    store.create("nodes", node("n1", capacity=True))
+    store.create("nodes", node("n2", capacity=True))
     kubelet = SimulatedKubelet(store, clock)
     for name, where in (("a", "n1"), ("b", "n1"), ("c", "n2")):
-        store.create("pods", pod(name))
+        store.create("pods", pod(name, namespace="ns", command=["sh", "-c", "sleep 60"]))
         store.bind("ns", name, where)
     kubelet.sync()
     assert kubelet.drain("n1") == 2
@@ -139,9 +127,9 @@ def test_drain_marks_unschedulable_and_evicts(store: MemoryStore, clock: Virtual
 
 
 def test_node_failure_fails_its_pods_and_new_ones(store: MemoryStore, clock: VirtualClock) -> None:
-    store.create("nodes", node("n1"))
+    store.create("nodes", node("n1", capacity=True))
     kubelet = SimulatedKubelet(store, clock)
-    store.create("pods", pod("a"))
+    store.create("pods", pod("a", namespace="ns", command=["sh", "-c", "sleep 60"]))
     store.bind("ns", "a", "n1")
     kubelet.sync()
     assert kubelet.fail("n1") == 1
@@ -151,24 +139,24 @@ def test_node_failure_fails_its_pods_and_new_ones(store: MemoryStore, clock: Vir
     assert p["status"]["phase"] == "Failed"
     assert p["status"]["reason"] == "NodeFailure"
     assert kubelet.next_wakeup() is None
-    store.create("pods", pod("b"))
+    store.create("pods", pod("b", namespace="ns", command=["sh", "-c", "sleep 60"]))
     store.bind("ns", "b", "n1")
     kubelet.sync()
     assert phase(store, "b") == "Failed"
     kubelet.recover("n1")
     ready = [c for c in store.get("nodes", None, "n1")["status"]["conditions"] if c["type"] == "Ready"]
     assert ready[0]["status"] == "True"
-    store.create("pods", pod("c"))
+    store.create("pods", pod("c", namespace="ns", command=["sh", "-c", "sleep 60"]))
     store.bind("ns", "c", "n1")
     kubelet.sync()
     assert phase(store, "c") == "Running"
 
 
 def test_only_its_own_nodes(store: MemoryStore, clock: VirtualClock) -> None:
-    store.create("nodes", node("mine"))
-    store.create("nodes", node("real"))
+    store.create("nodes", node("mine", capacity=True))
+    store.create("nodes", node("real", capacity=True))
     kubelet = SimulatedKubelet(store, clock, nodes=["mine"])
-    store.create("pods", {**pod("x"), "spec": {"nodeName": "real", "containers": [{"name": "m"}]}})
+    store.create("pods", {**pod("x", namespace="ns"), "spec": {"nodeName": "real", "containers": [{"name": "m"}]}})
     kubelet.sync()
     assert kubelet.nodes == ["mine"]
     assert phase(store, "x") == "Pending"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from pumice.scheduler import ConfError, default_conf, load_conf
@@ -41,7 +43,8 @@ def test_arguments_and_action_configurations_are_kept() -> None:
         "configurations:\n- name: allocate\n  arguments:\n    predicateErrorCacheEnable: false\n"
     )
     assert conf.plugin("binpack").arguments == {"binpack.weight": 10}
-    assert conf.action_arguments("allocate") == {"predicateErrorCacheEnable": False}
+    assert dict(conf.action_args("allocate")) == {"predicateErrorCacheEnable": False}
+    assert conf.action_args("allocate").get_bool("predicateErrorCacheEnable", True) is False
 
 
 @pytest.mark.parametrize(
@@ -63,3 +66,10 @@ def test_refusals_name_the_field(text: str, needle: str) -> None:
     assert needle in str(err.value)
     assert str(err.value).startswith("sched.conf")
     assert "\n" not in str(err.value)
+
+
+def test_an_unknown_plugin_is_kept_out_of_sessions_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="pumice.scheduler"):
+        conf = load_conf("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: tdm\n", source="s.conf")
+    assert [p.name for p in conf.tiers[0].plugins] == ["gang", "tdm"]
+    assert "s.conf: tiers[0].plugins[1].name: unknown plugin 'tdm': sessions skip it" in caplog.text

@@ -25,7 +25,8 @@ from pumice.topology_discovery import (
     parse_discovery_config,
     with_discovered_hypernodes,
 )
-from tests.scheduler.test_topology import QUEUE, job_reason, node, pod, podgroup
+from tests.builders import node, pod, podgroup
+from tests.scheduler.test_topology import GPU_NODE, ML_GROUP, ML_POD, QUEUE, job_reason
 
 IB = "example.com/ib-cluster"
 LEAF = "example.com/leaf-switch"
@@ -56,9 +57,10 @@ tiers:
 
 def two_fabrics() -> list[dict[str, Any]]:
     """fabric-a: leaves a0, a1; fabric-b: leaves b0, b1; two nodes per leaf; one node unlabelled."""
-    nodes = [node(f"{leaf}-n{i}", {IB: f"fabric-{leaf[0]}", LEAF: leaf})
+    nodes = [node(f"{leaf}-n{i}", gpus=8, labels={IB: f"fabric-{leaf[0]}", LEAF: leaf}, **GPU_NODE)
              for leaf in ("a0", "a1", "b0", "b1") for i in range(2)]
-    return [*nodes, node("lonely", {LEAF: "c0"})]  # no fabric label: its chain stops at the leaf
+    # no fabric label: its chain stops at the leaf
+    return [*nodes, node("lonely", gpus=8, labels={LEAF: "c0"}, **GPU_NODE)]
 
 
 def by_name(hypernodes: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -94,7 +96,8 @@ def test_names_are_deterministic() -> None:
     names = {h["metadata"]["name"] for h in first}
     assert len(names) == len(first)
     # a node more changes no name: names hash the type, tier, label key and value, nothing else
-    more = discover_hypernodes([*two_fabrics(), node("a0-n9", {IB: "fabric-a", LEAF: "a0"})], VOLCANO_FORM)
+    more = discover_hypernodes([*two_fabrics(), node("a0-n9", gpus=8, labels={IB: "fabric-a", LEAF: "a0"}, **GPU_NODE)],
+                               VOLCANO_FORM)
     assert {h["metadata"]["name"] for h in more} == names
 
 
@@ -140,7 +143,7 @@ def ib_cluster(taint_b: int = 0, select_away_b: int = 0) -> list[dict[str, Any]]
     objs: list[dict[str, Any]] = [QUEUE]
     for fabric, count in (("a", 4), ("b", 6)):
         for i in range(count):
-            n = node(f"fabric-{fabric}-n{i}", {IB: f"fabric-{fabric}", "gpu": "h100"})
+            n = node(f"fabric-{fabric}-n{i}", gpus=8, labels={IB: f"fabric-{fabric}", "gpu": "h100"}, **GPU_NODE)
             free = i - 3 if fabric == "b" else -1  # fabric-b: n3, n4, n5 are the free ones
             if 0 <= free < taint_b:
                 n["spec"] = {"taints": [{"key": "maintenance", "value": "ib", "effect": "NoSchedule"}]}
@@ -148,14 +151,15 @@ def ib_cluster(taint_b: int = 0, select_away_b: int = 0) -> list[dict[str, Any]]
                 n["metadata"]["labels"]["gpu"] = "a100"
             objs.append(n)
     for i in range(3):
-        objs += [podgroup(f"busy-{i}", 1), pod(f"busy-{i}-0", f"busy-{i}", on=f"fabric-b-n{i}")]
+        objs += [podgroup(f"busy-{i}", min_member=1, **ML_GROUP),
+                 pod(f"busy-{i}-0", group=f"busy-{i}", gpus=8, node=f"fabric-b-n{i}", phase="Running", **ML_POD)]
     return objs
 
 
 def train(size: int) -> list[dict[str, Any]]:
-    objs = [podgroup("train", size, {"mode": "hard", "highestTierAllowed": 1})]
+    objs = [podgroup("train", min_member=size, topology={"mode": "hard", "highestTierAllowed": 1}, **ML_GROUP)]
     for i in range(size):
-        p = pod(f"train-worker-{i}", "train")
+        p = pod(f"train-worker-{i}", group="train", gpus=8, phase="Pending", **ML_POD)
         p["spec"]["nodeSelector"] = {"gpu": "h100"}
         objs.append(p)
     return objs

@@ -11,37 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pumice.scheduler import build_cluster_state, run_session
-from pumice.scheduler.cache import may_wait
 from pumice.scheduler.live import LiveCache
 from pumice.scheduler.loop import SchedulerLoop
+from pumice.scheduler.snapshot import may_wait
 from pumice.store import MemoryStore
-
-
-def node(name: str, cpu: str = "8") -> dict[str, Any]:
-    alloc = {"cpu": cpu, "memory": "16Gi", "pods": "20"}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"allocatable": alloc}}
-
-
-def queue(name: str) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
-            "spec": {"weight": 1}, "status": {"state": "Open"}}
-
-
-def group(name: str, min_member: int, q: str = "q1") -> dict[str, Any]:
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": name, "namespace": "ns"},
-            "spec": {"minMember": min_member, "queue": q}, "status": {"phase": "Inqueue"}}
-
-
-def pod(name: str, grp: str, cpu: str = "1", node_name: str | None = None, phase: str = "Pending") -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedulerName": "volcano",
-                            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
-    if node_name:
-        spec["nodeName"] = node_name
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "ns", "uid": f"ns-{name}",
-                         "annotations": {"scheduling.k8s.io/group-name": grp}},
-            "spec": spec, "status": {"phase": phase}}
+from tests.builders import node, pod, podgroup, queue
 
 
 def assert_same(live: LiveCache) -> None:
@@ -67,7 +41,9 @@ def assert_same(live: LiveCache) -> None:
 def test_live_cache_equals_a_fresh_build_after_any_event_sequence(seed: int) -> None:
     rng = random.Random(seed)
     live = LiveCache()
-    for obj in (node("n1"), node("n2"), queue("q1"), group("g1", 2), group("g2", 1)):
+    for obj in (node("n1", pods="20"), node("n2", pods="20"), queue("q1", weight=1, state="Open"),
+                podgroup("g1", namespace="ns", min_member=2, queue="q1", phase="Inqueue"),
+                podgroup("g2", namespace="ns", min_member=1, queue="q1", phase="Inqueue")):
         live.apply("ADDED", obj)
     live.state()
     pods: dict[str, dict[str, Any]] = {}
@@ -75,14 +51,16 @@ def test_live_cache_equals_a_fresh_build_after_any_event_sequence(seed: int) -> 
         op = rng.choice(["add", "bind", "run", "finish", "delete", "group", "queue"])
         if op == "add" or not pods:
             name = f"p{step}"
-            pods[name] = pod(name, rng.choice(["g1", "g2", "g3"]), cpu=rng.choice(["1", "2"]))
+            pods[name] = pod(name, namespace="ns", group=rng.choice(["g1", "g2", "g3"]), cpu=rng.choice(["1", "2"]),
+                             memory="1Gi", phase="Pending", uid=True)
             live.apply("ADDED", pods[name])
         elif op in ("bind", "run", "finish"):
             name = rng.choice(sorted(pods))
             p = pods[name]
             if op == "bind":
-                p = pod(name, p["metadata"]["annotations"]["scheduling.k8s.io/group-name"],
-                        p["spec"]["containers"][0]["resources"]["requests"]["cpu"], rng.choice(["n1", "n2"]))
+                p = pod(name, namespace="ns", group=p["metadata"]["annotations"]["scheduling.k8s.io/group-name"],
+                        cpu=p["spec"]["containers"][0]["resources"]["requests"]["cpu"], memory="1Gi",
+                        node=rng.choice(["n1", "n2"]), phase="Pending", uid=True)
             else:
                 p = {**p, "status": {"phase": "Running" if op == "run" else "Succeeded"}}
             pods[name] = p
@@ -91,9 +69,10 @@ def test_live_cache_equals_a_fresh_build_after_any_event_sequence(seed: int) -> 
             name = rng.choice(sorted(pods))
             live.apply("DELETED", pods.pop(name))
         elif op == "group":
-            live.apply("ADDED", group("g3", rng.choice([1, 3])))
+            g3 = podgroup("g3", namespace="ns", min_member=rng.choice([1, 3]), queue="q1", phase="Inqueue")
+            live.apply("ADDED", g3)
         else:
-            live.apply(rng.choice(["ADDED", "DELETED"]), queue("q1"))
+            live.apply(rng.choice(["ADDED", "DELETED"]), queue("q1", weight=1, state="Open"))
         assert_same(live)
     # a session on the kept state decides and explains what one on a fresh build does
     fresh = run_session(build_cluster_state([o for objs in live.objects.values() for o in objs.values()]))
@@ -105,8 +84,13 @@ def test_live_cache_equals_a_fresh_build_after_any_event_sequence(seed: int) -> 
 
 
 def test_the_loop_decides_what_one_session_decides_and_keeps_no_ghosts() -> None:
-    objs = [node("n1", "4"), node("n2", "4"), queue("q1"), group("a", 3), group("b", 2)]
-    objs += [pod(f"a-{i}", "a", "2") for i in range(3)] + [pod(f"b-{i}", "b", "3") for i in range(2)]
+    objs = [node("n1", cpu="4", pods="20"), node("n2", cpu="4", pods="20"), queue("q1", weight=1, state="Open"),
+            podgroup("a", namespace="ns", min_member=3, queue="q1", phase="Inqueue"),
+            podgroup("b", namespace="ns", min_member=2, queue="q1", phase="Inqueue")]
+    objs += [pod(f"a-{i}", namespace="ns", group="a", cpu="2", memory="1Gi", phase="Pending", uid=True)
+             for i in range(3)]
+    objs += [pod(f"b-{i}", namespace="ns", group="b", cpu="3", memory="1Gi", phase="Pending", uid=True)
+             for i in range(2)]
     expected = run_session(objs).binds
     store = MemoryStore()
     kinds = {"Node": "nodes", "Queue": "queues.scheduling.volcano.sh",

@@ -8,11 +8,9 @@ recreates them as pending pods).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from pumice.scheduler import load_conf, run_session
-
-Obj = dict[str, Any]
+from tests.builders import Obj, node, pod, podgroup, priority_class, queue
 
 PREEMPT_CONF = """
 actions: "preempt"
@@ -60,47 +58,6 @@ tiers:
 """
 
 
-def node(name: str, cpu: int) -> Obj:
-    return {"kind": "Node", "metadata": {"name": name},
-            "status": {"allocatable": {"cpu": str(cpu), "memory": f"{cpu}Gi", "pods": "110"}}}
-
-
-def pod(name: str, group: str, cpu: int, on: str = "", priority: int | None = None,
-        preemptable: bool = True) -> Obj:
-    spec: Obj = {"schedulerName": "volcano", "containers": [
-        {"name": "main", "resources": {"requests": {"cpu": str(cpu), "memory": f"{cpu}Gi"}}}]}
-    if on:
-        spec["nodeName"] = on
-    if priority is not None:
-        spec["priority"] = priority
-    labels = {} if preemptable else {"volcano.sh/preemptable": "false"}
-    return {"kind": "Pod",
-            "metadata": {"name": name, "namespace": "ns", "uid": f"ns-{name}", "labels": labels,
-                         "annotations": {"scheduling.k8s.io/group-name": group}},
-            "spec": spec, "status": {"phase": "Running" if on else "Pending"}}
-
-
-def group(name: str, queue: str, min_member: int, priority_class: str = "", phase: str = "Running") -> Obj:
-    spec: Obj = {"minMember": min_member, "queue": queue}
-    if priority_class:
-        spec["priorityClassName"] = priority_class
-    return {"kind": "PodGroup", "metadata": {"name": name, "namespace": "ns"}, "spec": spec,
-            "status": {"phase": phase}}
-
-
-def queue(name: str, weight: int = 1, parent: str = "", deserved: Obj | None = None) -> Obj:
-    spec: Obj = {"weight": weight}
-    if parent:
-        spec["parent"] = parent
-    if deserved:
-        spec["deserved"] = deserved
-    return {"kind": "Queue", "metadata": {"name": name}, "spec": spec, "status": {"state": "Open"}}
-
-
-def priority_class(name: str, value: int) -> Obj:
-    return {"kind": "PriorityClass", "metadata": {"name": name}, "value": value}
-
-
 def play(objects: list[Obj], binds: dict[str, str], evictions: list[str]) -> list[Obj]:
     """The cluster between two sessions: binds run, evicted pods come back pending."""
     out = []
@@ -124,18 +81,23 @@ def running_by_group(objects: list[Obj]) -> Counter[str]:
 # --- (a) preempt: a gang as a whole, with the fewest victims --------------------------------------
 def _gang_cluster(second_node_preemptable: bool) -> list[Obj]:
     return [
-        node("n1", 5), node("n2", 5),
+        node("n1", cpu="5", memory="5Gi"), node("n2", cpu="5", memory="5Gi"),
         priority_class("low", 10), priority_class("high", 1000),
         queue("q"),
-        group("low", "q", 1, "low"),
-        group("gang", "q", 2, "high"),
+        podgroup("low", namespace="ns", queue="q", min_member=1, priority_class="low", phase="Running"),
+        podgroup("gang", namespace="ns", queue="q", min_member=2, priority_class="high", phase="Running"),
         # per node: two 1-cpu pods Volcano evicts first (lowest task priority), one 3-cpu pod
-        pod("low-a-0", "low", 1, "n1", priority=1), pod("low-a-1", "low", 1, "n1", priority=1),
-        pod("low-b-0", "low", 3, "n1", priority=5),
-        pod("low-c-0", "low", 1, "n2", priority=1, preemptable=second_node_preemptable),
-        pod("low-c-1", "low", 1, "n2", priority=1, preemptable=second_node_preemptable),
-        pod("low-d-0", "low", 3, "n2", priority=5, preemptable=second_node_preemptable),
-        pod("gang-w-0", "gang", 3), pod("gang-w-1", "gang", 3),
+        pod("low-a-0", namespace="ns", group="low", cpu="1", memory="1Gi", node="n1", phase="Running", priority=1),
+        pod("low-a-1", namespace="ns", group="low", cpu="1", memory="1Gi", node="n1", phase="Running", priority=1),
+        pod("low-b-0", namespace="ns", group="low", cpu="3", memory="3Gi", node="n1", phase="Running", priority=5),
+        pod("low-c-0", namespace="ns", group="low", cpu="1", memory="1Gi", node="n2", phase="Running", priority=1,
+            labels=None if second_node_preemptable else {"volcano.sh/preemptable": "false"}),
+        pod("low-c-1", namespace="ns", group="low", cpu="1", memory="1Gi", node="n2", phase="Running", priority=1,
+            labels=None if second_node_preemptable else {"volcano.sh/preemptable": "false"}),
+        pod("low-d-0", namespace="ns", group="low", cpu="3", memory="3Gi", node="n2", phase="Running", priority=5,
+            labels=None if second_node_preemptable else {"volcano.sh/preemptable": "false"}),
+        pod("gang-w-0", namespace="ns", group="gang", cpu="3", memory="3Gi", phase="Pending"),
+        pod("gang-w-1", namespace="ns", group="gang", cpu="3", memory="3Gi", phase="Pending"),
     ]
 
 
@@ -158,15 +120,17 @@ def test_gang_preempts_all_or_nothing() -> None:
 # --- (b) proportion: weights 1 and 2 converge to a 1:2 share -------------------------------------
 def test_weighted_queues_converge_to_their_shares() -> None:
     objects: list[Obj] = [
-        node("n1", 4), node("n2", 4), node("n3", 4),
+        node("n1", cpu="4", memory="4Gi"), node("n2", cpu="4", memory="4Gi"), node("n3", cpu="4", memory="4Gi"),
         queue("qa", weight=1), queue("qb", weight=2),
-        group("ja", "qa", 1),
+        podgroup("ja", namespace="ns", queue="qa", min_member=1, phase="Running"),
     ]
     # qa arrived first and holds the whole cluster; both queues want all of it. qb runs
     # single-pod jobs: reclaim only serves jobs below their gang minimum (starving ones).
-    objects += [pod(f"ja-t-{i}", "ja", 1, f"n{i // 4 + 1}") for i in range(12)]
+    objects += [pod(f"ja-t-{i}", namespace="ns", group="ja", cpu="1", memory="1Gi", node=f"n{i // 4 + 1}",
+                    phase="Running") for i in range(12)]
     for i in range(12):
-        objects += [group(f"jb{i}", "qb", 1, phase="Inqueue"), pod(f"jb{i}-t-0", f"jb{i}", 1)]
+        objects += [podgroup(f"jb{i}", namespace="ns", queue="qb", min_member=1, phase="Inqueue"),
+                    pod(f"jb{i}-t-0", namespace="ns", group=f"jb{i}", cpu="1", memory="1Gi", phase="Pending")]
     conf = load_conf(PROPORTION_CONF)
     history = []
     for _ in range(6):
@@ -183,17 +147,19 @@ def test_weighted_queues_converge_to_their_shares() -> None:
 def test_reclaim_brings_back_borrowed_resources() -> None:
     half = {"cpu": "6", "memory": "6Gi"}
     objects: list[Obj] = [
-        node("n1", 4), node("n2", 4), node("n3", 4),
+        node("n1", cpu="4", memory="4Gi"), node("n2", cpu="4", memory="4Gi"), node("n3", cpu="4", memory="4Gi"),
         queue("idle", deserved=half), queue("busy", deserved=half),
-        group("borrower", "busy", 1),
+        podgroup("borrower", namespace="ns", queue="busy", min_member=1, phase="Running"),
     ]
     # the idle queue had nothing to run: busy borrowed the whole cluster
-    objects += [pod(f"borrower-t-{i}", "borrower", 1, f"n{i // 4 + 1}") for i in range(12)]
+    objects += [pod(f"borrower-t-{i}", namespace="ns", group="borrower", cpu="1", memory="1Gi", node=f"n{i // 4 + 1}",
+                    phase="Running") for i in range(12)]
     conf = load_conf(CAPACITY_CONF)
     out = run_session(objects, conf)
     assert out.evictions == []  # nobody asks for it back yet
-    objects += [group("owner", "idle", 6, phase="Inqueue")]
-    objects += [pod(f"owner-t-{i}", "owner", 1) for i in range(6)]
+    objects += [podgroup("owner", namespace="ns", queue="idle", min_member=6, phase="Inqueue")]
+    objects += [pod(f"owner-t-{i}", namespace="ns", group="owner", cpu="1", memory="1Gi",
+                    phase="Pending") for i in range(6)]
     out = run_session(objects, conf)
     # the gang gets its room as a whole: six evictions, six pipelined members, nothing bound yet
     assert len(out.evictions) == 6 and len(out.pipelined) == 6 and out.binds == {}
@@ -210,10 +176,12 @@ def test_reclaim_brings_back_borrowed_resources() -> None:
 # --- hierarchy: a job in a parent queue is refused alone ------------------------------------------
 def test_job_in_a_parent_queue_does_not_block_the_others() -> None:
     objects: list[Obj] = [
-        node("n1", 8),
+        node("n1", cpu="8", memory="8Gi"),
         queue("root"), queue("eng", parent="root"), queue("dev", parent="eng"),
-        group("misplaced", "eng", 1, phase="Inqueue"), group("fine", "dev", 1, phase="Inqueue"),
-        pod("misplaced-t-0", "misplaced", 1), pod("fine-t-0", "fine", 1),
+        podgroup("misplaced", namespace="ns", queue="eng", min_member=1, phase="Inqueue"),
+        podgroup("fine", namespace="ns", queue="dev", min_member=1, phase="Inqueue"),
+        pod("misplaced-t-0", namespace="ns", group="misplaced", cpu="1", memory="1Gi", phase="Pending"),
+        pod("fine-t-0", namespace="ns", group="fine", cpu="1", memory="1Gi", phase="Pending"),
     ]
     out = run_session(objects, load_conf(HIERARCHY_CONF))
     assert out.binds == {"ns/fine-t-0": "n1"}  # Volcano would bind nothing at all
@@ -226,12 +194,13 @@ def test_preempt_frees_a_pod_slot_for_a_best_effort_pod() -> None:
     # Volcano counts a pod slot in every task's request: the node's only slot must be freed
     full = {"kind": "Node", "metadata": {"name": "n1"},
             "status": {"allocatable": {"cpu": "12", "memory": "12Gi", "pods": "1"}}}
-    best_effort_victim = pod("be-low-0", "low", 0, "n1")
+    best_effort_victim = pod("be-low-0", namespace="ns", group="low", cpu="0", memory="0Gi", node="n1", phase="Running")
     best_effort_victim["spec"]["containers"][0]["resources"] = {}
-    preemptor = pod("be-high-0", "high", 0)
+    preemptor = pod("be-high-0", namespace="ns", group="high", cpu="0", memory="0Gi", phase="Pending")
     preemptor["spec"]["containers"][0]["resources"] = {}
     objects = [full, priority_class("low", 10), priority_class("high", 1000), queue("q"),
-               group("low", "q", 0, "low"), group("high", "q", 1, "high", phase="Inqueue"),
+               podgroup("low", namespace="ns", queue="q", min_member=0, priority_class="low", phase="Running"),
+               podgroup("high", namespace="ns", queue="q", min_member=1, priority_class="high", phase="Inqueue"),
                best_effort_victim, preemptor]
     out = run_session(objects, load_conf(PREEMPT_CONF))
     assert out.evictions == ["ns/be-low-0"]
@@ -240,16 +209,20 @@ def test_preempt_frees_a_pod_slot_for_a_best_effort_pod() -> None:
 
 def test_preempt_evicts_the_pod_an_anti_affinity_forbids() -> None:
     def anti(p: Obj) -> Obj:
-        p["metadata"]["labels"]["app"] = "solo"
+        p["metadata"].setdefault("labels", {})["app"] = "solo"
         p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"app": "solo"}}, "topologyKey": "kubernetes.io/hostname"}]}}
         return p
 
-    n1 = node("n1", 2)
+    n1 = node("n1", cpu="2", memory="2Gi")
     n1["metadata"]["labels"] = {"kubernetes.io/hostname": "n1"}
     objects = [n1, priority_class("low", 10), priority_class("high", 1000), queue("q"),
-               group("a", "q", 0, "low"), group("b", "q", 0, "low"), group("h", "q", 1, "high", phase="Inqueue"),
-               pod("a-t-0", "a", 1, "n1"), anti(pod("b-t-0", "b", 1, "n1")), anti(pod("h-t-0", "h", 1))]
+               podgroup("a", namespace="ns", queue="q", min_member=0, priority_class="low", phase="Running"),
+               podgroup("b", namespace="ns", queue="q", min_member=0, priority_class="low", phase="Running"),
+               podgroup("h", namespace="ns", queue="q", min_member=1, priority_class="high", phase="Inqueue"),
+               pod("a-t-0", namespace="ns", group="a", cpu="1", memory="1Gi", node="n1", phase="Running"),
+               anti(pod("b-t-0", namespace="ns", group="b", cpu="1", memory="1Gi", node="n1", phase="Running")),
+               anti(pod("h-t-0", namespace="ns", group="h", cpu="1", memory="1Gi", phase="Pending"))]
     conf = load_conf(PREEMPT_CONF.replace("  - name: conformance", "  - name: conformance\n  - name: predicates"))
     out = run_session(objects, conf)
     # evicting a-t-0 frees the cpu, but only evicting b-t-0 lets the preemptor run there
@@ -258,10 +231,13 @@ def test_preempt_evicts_the_pod_an_anti_affinity_forbids() -> None:
 
 def test_closed_queue_reclaims_nothing() -> None:
     objects: list[Obj] = [
-        node("n1", 2), queue("q1"),
+        node("n1", cpu="2", memory="2Gi"), queue("q1"),
         {**queue("q2"), "status": {"state": "Closed"}},
-        group("j1", "q1", 1), group("j2", "q2", 1, phase="Inqueue"),
-        pod("j1-t-0", "j1", 1, "n1"), pod("j1-t-1", "j1", 1, "n1"), pod("j2-t-0", "j2", 1),
+        podgroup("j1", namespace="ns", queue="q1", min_member=1, phase="Running"),
+        podgroup("j2", namespace="ns", queue="q2", min_member=1, phase="Inqueue"),
+        pod("j1-t-0", namespace="ns", group="j1", cpu="1", memory="1Gi", node="n1", phase="Running"),
+        pod("j1-t-1", namespace="ns", group="j1", cpu="1", memory="1Gi", node="n1", phase="Running"),
+        pod("j2-t-0", namespace="ns", group="j2", cpu="1", memory="1Gi", phase="Pending"),
     ]
     for conf in (PROPORTION_CONF, CAPACITY_CONF):
         out = run_session(objects, load_conf(conf))
@@ -270,11 +246,14 @@ def test_closed_queue_reclaims_nothing() -> None:
 
 def test_topology_aware_preemption_compares_candidate_nodes() -> None:
     objects = [
-        node("n1", 2), node("n2", 2),
+        node("n1", cpu="2", memory="2Gi"), node("n2", cpu="2", memory="2Gi"),
         priority_class("low", 10), priority_class("high", 1000), queue("q"),
-        group("low", "q", 1, "low"), group("high", "q", 1, "high", phase="Inqueue"),
-        pod("low-a-0", "low", 1, "n1"), pod("low-a-1", "low", 1, "n1"), pod("low-b-0", "low", 2, "n2"),
-        pod("high-t-0", "high", 2),
+        podgroup("low", namespace="ns", queue="q", min_member=1, priority_class="low", phase="Running"),
+        podgroup("high", namespace="ns", queue="q", min_member=1, priority_class="high", phase="Inqueue"),
+        pod("low-a-0", namespace="ns", group="low", cpu="1", memory="1Gi", node="n1", phase="Running"),
+        pod("low-a-1", namespace="ns", group="low", cpu="1", memory="1Gi", node="n1", phase="Running"),
+        pod("low-b-0", namespace="ns", group="low", cpu="2", memory="2Gi", node="n2", phase="Running"),
+        pod("high-t-0", namespace="ns", group="high", cpu="2", memory="2Gi", phase="Pending"),
     ]
     out = run_session(objects, load_conf(PREEMPT_CONF))
     assert sorted(out.evictions) == ["ns/low-a-0", "ns/low-a-1"]  # the first node that works

@@ -4,8 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pumice.scheduler import build_cluster_state, load_conf
-from pumice.scheduler.framework.session import ABSTAIN, PERMIT, REJECT, Session
+from pumice.scheduler.framework.points import (
+    ABSTAIN,
+    ALLOCATABLE,
+    JOB_ORDER,
+    JOB_PIPELINED,
+    JOB_STARVING,
+    OVERUSED,
+    PERMIT,
+    PREEMPTABLE,
+    RECLAIMABLE,
+    REJECT,
+    Point,
+)
+from pumice.scheduler.framework.session import Session
 
 
 def _session(conf_text: str) -> Session:
@@ -36,57 +51,63 @@ def test_orders_take_the_first_non_zero_answer_and_skip_disabled_plugins() -> No
             return answer
         return compare
 
-    ssn.add("job_order", "a", fn("a", 0))
-    ssn.add("job_order", "b", fn("b", -1))  # disabled by enableJobOrder: false
-    ssn.add("job_order", "c", fn("c", 1))
-    assert ssn._compare("job_order", object(), object()) == 1
+    ssn.add(JOB_ORDER, "a", fn("a", 0))
+    ssn.add(JOB_ORDER, "b", fn("b", -1))  # disabled by enableJobOrder: false
+    ssn.add(JOB_ORDER, "c", fn("c", 1))
+    assert ssn.job_order_less(object(), object()) is False  # c answers 1: the right one first
     assert calls == ["a", "c"]
 
 
 def test_votes_reject_wins_permit_stops_all_abstain_is_true() -> None:
     ssn = _session(TWO_TIERS)
-    ssn.add("job_pipelined", "a", lambda job: ABSTAIN)
-    ssn.add("job_pipelined", "c", lambda job: REJECT)
+    ssn.add(JOB_PIPELINED, "a", lambda job: ABSTAIN)
+    ssn.add(JOB_PIPELINED, "c", lambda job: REJECT)
     assert ssn.job_pipelined(object()) is False  # tier 1 abstains, tier 2 rejects
-    ssn.add("job_pipelined", "b", lambda job: PERMIT)
+    ssn.add(JOB_PIPELINED, "b", lambda job: PERMIT)
     assert ssn.job_pipelined(object()) is True  # a permit in tier 1 decides
     ssn2 = _session(TWO_TIERS)
-    ssn2.add("job_pipelined", "a", lambda job: ABSTAIN)
+    ssn2.add(JOB_PIPELINED, "a", lambda job: ABSTAIN)
     assert ssn2.job_pipelined(object()) is True
 
 
 def test_victims_intersect_within_a_tier_and_first_tier_with_an_answer_wins() -> None:
     ssn = _session(TWO_TIERS)
     x, y, z = object(), object(), object()
-    ssn.add("preemptable", "a", lambda p, c: ([x, y], PERMIT))
-    ssn.add("preemptable", "b", lambda p, c: ([y, z], PERMIT))
-    ssn.add("preemptable", "c", lambda p, c: ([z], PERMIT))
+    ssn.add(PREEMPTABLE, "a", lambda p, c: ([x, y], PERMIT))
+    ssn.add(PREEMPTABLE, "b", lambda p, c: ([y, z], PERMIT))
+    ssn.add(PREEMPTABLE, "c", lambda p, c: ([z], PERMIT))
     assert ssn.preemptable(None, [x, y, z]) == [y]
 
 
 def test_an_empty_answer_vetoes_its_tier_and_abstainers_are_ignored() -> None:
     ssn = _session(TWO_TIERS)
     x, y = object(), object()
-    ssn.add("reclaimable", "a", lambda p, c: ([], PERMIT))
-    ssn.add("reclaimable", "b", lambda p, c: ([x], ABSTAIN))
-    ssn.add("reclaimable", "c", lambda p, c: ([y], PERMIT))
+    ssn.add(RECLAIMABLE, "a", lambda p, c: ([], PERMIT))
+    ssn.add(RECLAIMABLE, "b", lambda p, c: ([x], ABSTAIN))
+    ssn.add(RECLAIMABLE, "c", lambda p, c: ([y], PERMIT))
     assert ssn.reclaimable(None, [x, y]) == [y]
 
 
 def test_starving_is_decided_by_the_first_tier_that_has_functions() -> None:
     ssn = _session(TWO_TIERS)
     assert ssn.job_starving(object()) is False  # nobody registered
-    ssn.add("job_starving", "c", lambda job: True)
+    ssn.add(JOB_STARVING, "c", lambda job: True)
     assert ssn.job_starving(object()) is True
-    ssn.add("job_starving", "a", lambda job: False)
+    ssn.add(JOB_STARVING, "a", lambda job: False)
     assert ssn.job_starving(object()) is False  # tier 1 answers now
 
 
 def test_queue_gates_overused_or_allocatable_and() -> None:
     ssn = _session(TWO_TIERS)
-    ssn.add("overused", "a", lambda q: False)
-    ssn.add("overused", "c", lambda q: True)
+    ssn.add(OVERUSED, "a", lambda q: False)
+    ssn.add(OVERUSED, "c", lambda q: True)
     assert ssn.overused(object()) is True
-    ssn.add("allocatable", "a", lambda q, t: True)
-    ssn.add("allocatable", "c", lambda q, t: False)
+    ssn.add(ALLOCATABLE, "a", lambda q, t: True)
+    ssn.add(ALLOCATABLE, "c", lambda q, t: False)
     assert ssn.allocatable(object(), object()) is False
+
+
+def test_registration_is_typed_by_the_point_and_unknown_points_are_refused() -> None:
+    ssn = _session(TWO_TIERS)
+    with pytest.raises(KeyError, match="unknown extension point"):
+        ssn.add(Point("shuffle", None), "a", lambda tasks: tasks)

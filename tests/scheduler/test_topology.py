@@ -14,6 +14,7 @@ import pytest
 
 from pumice.scheduler import build_cluster_state, load_conf, run_session
 from pumice.scheduler.topology import CLUSTER_TOP, HyperNodeTree
+from tests.builders import hypernode, node, pod, podgroup, queue
 
 CONF = load_conf("""
 actions: "allocate"
@@ -29,52 +30,18 @@ tiers:
 FABRIC_LABEL = "example.com/ib-cluster"
 
 
-def node(name: str, labels: dict[str, str] | None = None, gpus: int = 8) -> dict[str, Any]:
-    alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}},
-            "status": {"allocatable": alloc, "capacity": alloc}}
-
-
-def pod(name: str, group: str, gpus: int = 8, on: str = "", labels: dict[str, str] | None = None,
-        ns: str = "ml") -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedulerName": "volcano", "containers": [{"name": "main", "resources": {
-        "requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": str(gpus)}}}]}
-    if on:
-        spec["nodeName"] = on
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": ns, "uid": f"{ns}-{name}", "labels": labels or {},
-                         "annotations": {"scheduling.k8s.io/group-name": group}},
-            "spec": spec, "status": {"phase": "Running" if on else "Pending"}}
-
-
-def podgroup(name: str, min_member: int, topology: dict[str, Any] | None = None,
-             sub_groups: list[dict[str, Any]] | None = None, ns: str = "ml") -> dict[str, Any]:
-    spec: dict[str, Any] = {"minMember": min_member, "queue": "default"}
-    if topology is not None:
-        spec["networkTopology"] = topology
-    if sub_groups is not None:
-        spec["subGroupPolicy"] = sub_groups
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": name, "namespace": ns}, "spec": spec, "status": {"phase": "Inqueue"}}
-
-
-def hypernode(name: str, tier: int, members: list[dict[str, Any]], tier_name: str = "") -> dict[str, Any]:
-    spec: dict[str, Any] = {"tier": tier, "members": members}
-    if tier_name:
-        spec["tierName"] = tier_name
-    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
-            "spec": spec}
-
-
-QUEUE = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
-         "spec": {"weight": 1}, "status": {"state": "Open"}}
+QUEUE = queue("default", weight=1, state="Open")
+#: GPU nodes, and the pods and PodGroups of the tests (namespace ``ml``, 8 CPUs and 64Gi a pod).
+GPU_NODE: dict[str, Any] = {"cpu": "64", "memory": "512Gi", "capacity": True}
+ML_POD: dict[str, Any] = {"namespace": "ml", "cpu": "8", "memory": "64Gi"}
+ML_GROUP: dict[str, Any] = {"namespace": "ml", "queue": "default", "phase": "Inqueue"}
 
 
 def fabrics(names: tuple[str, ...] = ("fabric-a", "fabric-b", "fabric-c"), per: int = 4) -> list[dict[str, Any]]:
     """Nodes labelled with their IB fabric, a tier-1 HyperNode per fabric, a tier-2 spine."""
     objs: list[dict[str, Any]] = [QUEUE]
     for f in names:
-        objs += [node(f"{f}-n{i}", {FABRIC_LABEL: f}) for i in range(per)]
+        objs += [node(f"{f}-n{i}", gpus=8, labels={FABRIC_LABEL: f}, **GPU_NODE) for i in range(per)]
         objs.append(hypernode(f, 1, [{"type": "Node", "selector": {"labelMatch": {
             "matchLabels": {FABRIC_LABEL: f}}}}], tier_name="ib-cluster"))
     objs.append(hypernode("spine", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": f}}}
@@ -85,8 +52,8 @@ def fabrics(names: tuple[str, ...] = ("fabric-a", "fabric-b", "fabric-c"), per: 
 def gang(name: str, size: int, tier: int | None = 1, min_member: int | None = None,
          mode: str = "hard") -> list[dict[str, Any]]:
     topology = None if tier is None else {"mode": mode, "highestTierAllowed": tier}
-    objs = [podgroup(name, size if min_member is None else min_member, topology)]
-    objs += [pod(f"{name}-worker-{i}", name) for i in range(size)]
+    objs = [podgroup(name, min_member=size if min_member is None else min_member, topology=topology, **ML_GROUP)]
+    objs += [pod(f"{name}-worker-{i}", group=name, gpus=8, phase="Pending", **ML_POD) for i in range(size)]
     return objs
 
 
@@ -101,7 +68,8 @@ def job_reason(outcome: Any, key: str) -> str:
 # --- the HyperNode tree ----------------------------------------------------------------------------
 def test_tree_members_tiers_and_lca() -> None:
     objs = [
-        node("a-0", {"rack": "a"}), node("a-1", {"rack": "a"}), node("b-0"), node("b-1"), node("x"),
+        node("a-0", gpus=8, labels={"rack": "a"}, **GPU_NODE), node("a-1", gpus=8, labels={"rack": "a"}, **GPU_NODE),
+        node("b-0", gpus=8, **GPU_NODE), node("b-1", gpus=8, **GPU_NODE), node("x", gpus=8, **GPU_NODE),
         hypernode("ra", 1, [{"type": "Node", "selector": {"labelMatch": {"matchLabels": {"rack": "a"}}}}]),
         hypernode("rb", 1, [{"type": "Node", "selector": {"regexMatch": {"pattern": "^b-[0-9]+$"}}}],
                   tier_name="rack"),
@@ -131,7 +99,7 @@ def test_tree_members_tiers_and_lca() -> None:
 
 def test_two_parents_make_the_tree_unready_and_topology_jobs_wait() -> None:
     objs = [
-        QUEUE, node("n0"), node("n1"),
+        QUEUE, node("n0", gpus=8, **GPU_NODE), node("n1", gpus=8, **GPU_NODE),
         hypernode("leaf", 1, [{"type": "Node", "selector": {"regexMatch": {"pattern": "^n"}}}]),
         hypernode("p1", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf"}}}]),
         hypernode("p2", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf"}}}]),
@@ -146,7 +114,8 @@ def test_two_parents_make_the_tree_unready_and_topology_jobs_wait() -> None:
 
 # --- one fabric per gang -----------------------------------------------------------------------
 def test_gang_lands_in_one_fabric_preferring_the_fullest() -> None:
-    objs = [*fabrics(), podgroup("busy", 1), pod("busy-0", "busy", on="fabric-b-n0"), *gang("train", 3)]
+    objs = [*fabrics(), podgroup("busy", min_member=1, **ML_GROUP),
+            pod("busy-0", group="busy", gpus=8, node="fabric-b-n0", phase="Running", **ML_POD), *gang("train", 3)]
     out = run_session(objs, CONF)
     assert len(out.binds) == 3
     assert {fabric_of(n) for n in out.binds.values()} == {"fabric-b"}  # HyperNode binpack
@@ -159,7 +128,8 @@ def test_ties_between_fabrics_go_to_the_lowest_name() -> None:
 
 
 def test_gang_fitting_no_fabric_stays_pending_and_says_so() -> None:
-    objs = [*fabrics(), podgroup("busy", 1), pod("busy-0", "busy", on="fabric-b-n0"), *gang("big", 5)]
+    objs = [*fabrics(), podgroup("busy", min_member=1, **ML_GROUP),
+            pod("busy-0", group="busy", gpus=8, node="fabric-b-n0", phase="Running", **ML_POD), *gang("big", 5)]
     out = run_session(objs, CONF)
     assert out.binds == {}
     assert job_reason(out, "ml/big") == "no tier-1 HyperNode has 40 free GPUs; best has 32 (fabric-a)"
@@ -169,18 +139,21 @@ def test_gang_fitting_no_fabric_stays_pending_and_says_so() -> None:
 
 
 def test_tier_name_bounds_like_the_tier() -> None:
-    objs = [*fabrics(), podgroup("big", 5, {"mode": "hard", "highestTierName": "ib-cluster"})]
-    objs += [pod(f"big-worker-{i}", "big") for i in range(5)]
+    objs = [*fabrics(),
+            podgroup("big", min_member=5, topology={"mode": "hard", "highestTierName": "ib-cluster"}, **ML_GROUP)]
+    objs += [pod(f"big-worker-{i}", group="big", gpus=8, phase="Pending", **ML_POD) for i in range(5)]
     assert run_session(objs, CONF).binds == {}
-    objs[-6] = podgroup("big", 5, {"mode": "hard", "highestTierName": "spine"})
+    objs[-6] = podgroup("big", min_member=5, topology={"mode": "hard", "highestTierName": "spine"}, **ML_GROUP)
     assert len(run_session(objs, CONF).binds) == 5
 
 
 def test_new_pods_of_a_running_job_stay_in_its_fabric() -> None:
-    objs = [*fabrics(), podgroup("elastic", 2, {"mode": "hard", "highestTierAllowed": 1}),
-            pod("elastic-worker-0", "elastic", on="fabric-c-n0"),
-            pod("elastic-worker-1", "elastic", on="fabric-c-n1"),
-            pod("elastic-worker-2", "elastic"), pod("elastic-worker-3", "elastic")]
+    objs = [*fabrics(),
+            podgroup("elastic", min_member=2, topology={"mode": "hard", "highestTierAllowed": 1}, **ML_GROUP),
+            pod("elastic-worker-0", group="elastic", gpus=8, node="fabric-c-n0", phase="Running", **ML_POD),
+            pod("elastic-worker-1", group="elastic", gpus=8, node="fabric-c-n1", phase="Running", **ML_POD),
+            pod("elastic-worker-2", group="elastic", gpus=8, phase="Pending", **ML_POD),
+            pod("elastic-worker-3", group="elastic", gpus=8, phase="Pending", **ML_POD)]
     out = run_session(objs, CONF)
     assert len(out.binds) == 2
     assert {fabric_of(n) for n in out.binds.values()} == {"fabric-c"}
@@ -198,12 +171,16 @@ def test_soft_topology_packs_but_may_span() -> None:
 def test_each_subgroup_lands_in_one_fabric() -> None:
     objs = fabrics()
     for f in ("fabric-a", "fabric-b", "fabric-c"):  # two nodes of every fabric are taken
-        objs += [podgroup(f"busy-{f}", 1), pod(f"busy-{f}-0", f"busy-{f}", on=f"{f}-n0"),
-                 podgroup(f"busy2-{f}", 1), pod(f"busy2-{f}-0", f"busy2-{f}", on=f"{f}-n1")]
+        objs += [podgroup(f"busy-{f}", min_member=1, **ML_GROUP),
+                 pod(f"busy-{f}-0", group=f"busy-{f}", gpus=8, node=f"{f}-n0", phase="Running", **ML_POD),
+                 podgroup(f"busy2-{f}", min_member=1, **ML_GROUP),
+                 pod(f"busy2-{f}-0", group=f"busy2-{f}", gpus=8, node=f"{f}-n1", phase="Running", **ML_POD)]
     policy = [{"name": "replica", "subGroupSize": 2, "minSubGroups": 2, "matchLabelKeys": ["replica"],
                "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}]
-    objs.append(podgroup("pp", 4, {"mode": "hard", "highestTierAllowed": 2}, policy))
-    objs += [pod(f"pp-{r}-{i}", "pp", labels={"replica": str(r)}) for r in range(2) for i in range(2)]
+    objs.append(podgroup("pp", min_member=4, topology={"mode": "hard", "highestTierAllowed": 2}, sub_groups=policy,
+                         **ML_GROUP))
+    objs += [pod(f"pp-{r}-{i}", group="pp", gpus=8, phase="Pending", labels={"replica": str(r)}, **ML_POD)
+             for r in range(2) for i in range(2)]
     out = run_session(objs, CONF)
     assert len(out.binds) == 4
     for r in range(2):
@@ -213,8 +190,10 @@ def test_each_subgroup_lands_in_one_fabric() -> None:
 
 # --- node order ---------------------------------------------------------------------------------
 def test_pods_without_topology_fill_used_hypernodes_first() -> None:
-    objs = [*fabrics(), podgroup("busy", 1), pod("busy-0", "busy", gpus=4, on="fabric-c-n2")]
-    objs += [podgroup("single", 1), pod("single-0", "single", gpus=2)]
+    objs = [*fabrics(), podgroup("busy", min_member=1, **ML_GROUP),
+            pod("busy-0", group="busy", gpus=4, node="fabric-c-n2", phase="Running", **ML_POD)]
+    objs += [podgroup("single", min_member=1, **ML_GROUP),
+             pod("single-0", group="single", gpus=2, phase="Pending", **ML_POD)]
     out = run_session(objs, CONF)
     assert fabric_of(out.binds["ml/single-0"]) == "fabric-c"
 
@@ -230,24 +209,23 @@ def test_topology_pods_follow_the_allocated_hypernode(size: int, expected: list[
 
 def test_gradients_follow_the_design_doc_example() -> None:
     """HN0..HN3 tier 1 under HN4 {HN0, HN1} and HN5 {HN2, HN3}: candidates by tier, lowest first."""
-    from pumice.scheduler.framework.session import Session
-    from pumice.scheduler.topology.context import SearchRequest, hypernode_gradients, topology_of
+    from pumice.scheduler import open_session
+    from pumice.scheduler.topology.context import PURPOSE_ALLOCATE, SearchRequest, topology_of
     from pumice.scheduler.topology.subjobs import Topology
 
     objs: list[dict[str, Any]] = [QUEUE]
     for h in range(4):
-        objs += [node(f"hn{h}-n0")]
+        objs += [node(f"hn{h}-n0", gpus=8, **GPU_NODE)]
         objs.append(hypernode(f"HN{h}", 1, [{"type": "Node", "selector": {"exactMatch": {"name": f"hn{h}-n0"}}}]))
     for name, kids in (("HN4", ("HN0", "HN1")), ("HN5", ("HN2", "HN3"))):
         objs.append(hypernode(name, 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": k}}}
                                         for k in kids]))
-    ssn = Session(build_cluster_state(objs), CONF)
-    ssn.open()
+    ssn = open_session(build_cluster_state(objs), CONF)
     tree = topology_of(ssn).tree
     none = np.zeros(ssn.space.size)
 
     def names(req: SearchRequest, root: str) -> list[list[str]]:
-        return [[h.name for h in g] for g in hypernode_gradients(ssn, req, tree.infos[root])]
+        return [[h.name for h in g] for g in ssn.hypernode_gradients(req, tree.infos[root], PURPOSE_ALLOCATE)]
 
     job = SearchRequest(Topology(True, 2), "", none)
     assert names(job, CLUSTER_TOP) == [["HN0", "HN1", "HN2", "HN3"], ["HN4", "HN5"]]
@@ -291,7 +269,7 @@ def _random_cluster(seed: int) -> list[dict[str, Any]]:
     while len(nodes) < rng.randint(8, 40):
         for _ in range(rng.randint(1, 5)):
             labels = {"leaf": f"l{leaf}", "spine": f"s{leaf // per_spine}", "fabric": f"f{leaf // per_spine // 2}"}
-            n = node(f"n{len(nodes):03d}", labels, gpus=rng.choice([0, 4, 8]))
+            n = node(f"n{len(nodes):03d}", gpus=rng.choice([0, 4, 8]), labels=labels, **GPU_NODE)
             n["status"]["allocatable"]["cpu"] = n["status"]["capacity"]["cpu"] = rng.choice(["8", "16", "32"])
             if rng.random() < 0.1:
                 n["spec"] = {"taints": [{"key": "t", "value": "x", "effect": "NoSchedule"}]}
@@ -309,11 +287,13 @@ def _random_cluster(seed: int) -> list[dict[str, Any]]:
             topology = {"mode": "hard", "highestTierAllowed": 2}
             policy = [{"name": "rep", "subGroupSize": 2, "matchLabelKeys": ["rep"],
                        "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}]
-        objs.append(podgroup(f"j{j}", size if rng.random() < 0.7 else rng.randint(1, size), topology, policy))
+        objs.append(podgroup(f"j{j}", min_member=size if rng.random() < 0.7 else rng.randint(1, size),
+                             topology=topology, sub_groups=policy, **ML_GROUP))
         gpus, running = rng.choice([0, 1, 4]), rng.random() < 0.2
         for k in range(size):
             on = rng.choice(nodes)["metadata"]["name"] if running and k < size // 2 else ""
-            p = pod(f"j{j}-{k}", f"j{j}", gpus=gpus, on=on, labels={"rep": str(k // 2)})
+            p = pod(f"j{j}-{k}", group=f"j{j}", gpus=gpus, node=on or None, phase="Running" if on else "Pending",
+                    labels={"rep": str(k // 2)}, **ML_POD)
             p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = rng.choice(["1", "2", "4"])
             objs.append(p)
     return objs
@@ -370,7 +350,7 @@ tiers:
   - name: predicates
   - name: binpack
 """)
-    objs: list[dict[str, Any]] = [QUEUE, node("n0"), node("n1"), node("n2")]
+    objs: list[dict[str, Any]] = [QUEUE, *(node(n, gpus=8, **GPU_NODE) for n in ("n0", "n1", "n2"))]
     for j in range(2):
         objs += gang(f"j{j}", 4, tier=None)
         for p in objs[-4:]:

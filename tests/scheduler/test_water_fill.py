@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pumice.scheduler.model import QueueInfo
-from pumice.scheduler.plugins.proportion import ProportionPlugin, QueueAttr
+from pumice.scheduler.plugins.proportion import QueueAttr, water_fill
 from pumice.scheduler.resources import EPS, less_equal, share
 
 R = 3
@@ -63,7 +63,7 @@ def _attrs(queues: list[tuple]) -> dict[str, QueueAttr]:
 def test_float_water_fill_matches_the_vector_form(queues: list[tuple], total: np.ndarray) -> None:
     expected, got = _attrs(queues), _attrs(queues)
     _vector_water_fill(expected, total)
-    ProportionPlugin._water_fill(got, total)
+    water_fill(got, total)
     for name, want in expected.items():
         assert np.array_equal(got[name].deserved, want.deserved), name
         assert got[name].share == want.share, name

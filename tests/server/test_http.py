@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from tests.builders import pod, vcjob
 
 from .conftest import Api
 
@@ -10,16 +10,6 @@ JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
 QUEUES = "/apis/scheduling.volcano.sh/v1beta1/queues"
 PODS = "/api/v1/namespaces/default/pods"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-
-
-def _pod(name: str, **labels: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
-            "spec": {"containers": [{"name": "c", "image": "busybox", "env": [{"name": "A", "value": "1"}]}]}}
-
-
-def _job(name: str, queue: str = "default") -> dict[str, Any]:
-    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name},
-            "spec": {"minAvailable": 1, "queue": queue, "tasks": [{"name": "t", "replicas": 1}]}}
 
 
 def test_requests_without_the_token_get_a_401_status(api: Api) -> None:
@@ -59,9 +49,9 @@ def test_discovery_documents(api: Api) -> None:
 
 
 def test_create_get_list_update_delete(api: Api) -> None:
-    status, created = api.request("POST", JOBS, _job("a"))
+    status, created = api.request("POST", JOBS, vcjob("a", namespace=None))
     assert status == 201 and created["metadata"]["namespace"] == "default" and created["metadata"]["uid"]
-    assert api.request("POST", JOBS, _job("a"))[1]["reason"] == "AlreadyExists"
+    assert api.request("POST", JOBS, vcjob("a", namespace=None))[1]["reason"] == "AlreadyExists"
     status, got = api.request("GET", f"{JOBS}/a")
     assert status == 200 and got == created
     status, listed = api.request("GET", "/apis/batch.volcano.sh/v1alpha1/jobs")
@@ -79,7 +69,7 @@ def test_create_get_list_update_delete(api: Api) -> None:
 
 
 def test_errors_are_status_objects(api: Api) -> None:
-    status, body = api.request("POST", "/api/v1/namespaces/other/pods", {**_pod("p"),
+    status, body = api.request("POST", "/api/v1/namespaces/other/pods", {**pod("p"),
                                "metadata": {"name": "p", "namespace": "default"}})
     assert status == 400 and body["reason"] == "BadRequest"
     status, body = api.request("GET", "/api/v1/nothings")
@@ -90,7 +80,7 @@ def test_errors_are_status_objects(api: Api) -> None:
     assert status == 405 and body["reason"] == "MethodNotAllowed"
     status, body = api.request("POST", PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {}})
     assert status == 422 and body["reason"] == "Invalid"
-    api.request("POST", JOBS, _job("j"))
+    api.request("POST", JOBS, vcjob("j", namespace=None))
     status, body = api.request("PATCH", f"{JOBS}/j", {"spec": {}},
                                content_type="application/strategic-merge-patch+json")
     assert status == 415 and body["reason"] == "UnsupportedMediaType"
@@ -106,11 +96,12 @@ def test_cluster_scoped_resources(api: Api) -> None:
     status, body = api.request("PUT", "/api/v1/namespaces/team/status",
                                {**ns, "status": {"phase": "Active"}})
     assert status == 200 and body["status"]["phase"] == "Active"
-    assert api.request("POST", "/api/v1/namespaces/team/pods", _pod("p"))[1]["metadata"]["namespace"] == "team"
+    assert api.request("POST", "/api/v1/namespaces/team/pods", pod("p"))[1]["metadata"]["namespace"] == "team"
 
 
 def test_patches_merge_json_and_strategic(api: Api) -> None:
-    api.request("POST", PODS, _pod("p", app="web"))
+    main = {"name": "c", "image": "busybox", "env": [{"name": "A", "value": "1"}]}
+    api.request("POST", PODS, pod("p", labels={"app": "web"}, containers=[main]))
     status, merged = api.request("PATCH", f"{PODS}/p", {"metadata": {"labels": {"tier": "x", "app": None}}},
                                  content_type="application/merge-patch+json")
     assert status == 200 and merged["metadata"]["labels"] == {"tier": "x"}
@@ -130,7 +121,7 @@ def test_patches_merge_json_and_strategic(api: Api) -> None:
 
 
 def test_binding_and_status_subresource(api: Api) -> None:
-    api.request("POST", PODS, _pod("p"))
+    api.request("POST", PODS, pod("p"))
     binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
                "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}}
     status, body = api.request("POST", f"{PODS}/p/binding", binding)
@@ -148,7 +139,7 @@ def test_binding_and_status_subresource(api: Api) -> None:
 
 def test_label_and_field_selectors_and_deletecollection(api: Api) -> None:
     for name, app in (("a", "web"), ("b", "db"), ("c", "web")):
-        api.request("POST", PODS, _pod(name, app=app))
+        api.request("POST", PODS, pod(name, labels={"app": app}))
     names = [p["metadata"]["name"] for p in api.request("GET", f"{PODS}?labelSelector=app%3Dweb")[1]["items"]]
     assert names == ["a", "c"]
     names = [p["metadata"]["name"] for p in api.request("GET", "/api/v1/pods?fieldSelector=metadata.name%3Db")[1]
@@ -162,7 +153,7 @@ def test_label_and_field_selectors_and_deletecollection(api: Api) -> None:
 
 
 def test_tables_use_volcano_printer_columns(api: Api) -> None:
-    api.request("POST", JOBS, _job("j", queue="qa"))
+    api.request("POST", JOBS, vcjob("j", namespace=None, queue="qa"))
     api.request("PATCH", f"{JOBS}/j/status", {"status": {"state": {"phase": "Running"}, "minAvailable": 1,
                                                          "running": 2}},
                 content_type="application/merge-patch+json")
@@ -175,14 +166,14 @@ def test_tables_use_volcano_printer_columns(api: Api) -> None:
     assert row["object"]["kind"] == "PartialObjectMetadata" and row["object"]["metadata"]["namespace"] == "default"
     one = api.request("GET", f"{JOBS}/j", accept=TABLE)[1]
     assert one["kind"] == "Table" and len(one["rows"]) == 1
-    api.request("POST", PODS, _pod("p"))
+    api.request("POST", PODS, pod("p"))
     pods = api.request("GET", PODS, accept=TABLE)[1]
     assert [c["name"] for c in pods["columnDefinitions"]][:6] == ["Name", "Ready", "Status", "Restarts", "Age", "IP"]
     assert pods["rows"][0]["cells"][:4] == ["p", "0/1", "Pending", 0]
 
 
 def test_partial_object_metadata(api: Api) -> None:
-    api.request("POST", PODS, _pod("a", app="x"))
+    api.request("POST", PODS, pod("a", labels={"app": "x"}))
     accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
     status, body = api.request("GET", PODS, accept=accept)
     assert status == 200 and body["kind"] == "PartialObjectMetadataList"

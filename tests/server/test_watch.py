@@ -5,18 +5,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from pumice.store import MemoryStore
+from tests.builders import pod
 
 from .conftest import TOKEN, Api
 
 PODS = "/api/v1/namespaces/default/pods"
-
-
-def _pod(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
 
 
 def _later(delay: float, fn: Callable[[], object]) -> threading.Thread:
@@ -30,11 +25,11 @@ def _later(delay: float, fn: Callable[[], object]) -> threading.Thread:
 
 
 def test_events_arrive_in_order_and_the_watch_times_out(api: Api) -> None:
-    _, first = api.request("POST", PODS, _pod("a"))
+    _, first = api.request("POST", PODS, pod("a"))
     rv = first["metadata"]["resourceVersion"]
 
     def writes() -> None:
-        api.request("POST", PODS, _pod("b"))
+        api.request("POST", PODS, pod("b"))
         api.request("PATCH", f"{PODS}/a", {"metadata": {"labels": {"x": "1"}}},
                     content_type="application/merge-patch+json")
         api.request("DELETE", f"{PODS}/b")
@@ -51,8 +46,8 @@ def test_events_arrive_in_order_and_the_watch_times_out(api: Api) -> None:
 
 
 def test_watch_without_version_starts_with_the_current_objects(api: Api) -> None:
-    api.request("POST", PODS, _pod("a"))
-    api.request("POST", "/api/v1/namespaces/other/pods", _pod("z"))
+    api.request("POST", PODS, pod("a"))
+    api.request("POST", "/api/v1/namespaces/other/pods", pod("z"))
     events = list(api.watch("/api/v1/pods?watch=true&timeoutSeconds=1"))
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "a"), ("ADDED", "z")]
     selected = list(api.watch(f"{PODS}?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dnope"))
@@ -61,9 +56,9 @@ def test_watch_without_version_starts_with_the_current_objects(api: Api) -> None
 
 def test_bookmarks_carry_the_latest_version(make_api: Callable[..., Api]) -> None:
     api = make_api(bookmark_interval=0.2)
-    _, pod = api.request("POST", PODS, _pod("a"))
-    _later(0.5, lambda: api.request("POST", PODS, _pod("b")))
-    events = list(api.watch(f"{PODS}?watch=1&resourceVersion={pod['metadata']['resourceVersion']}"
+    _, first = api.request("POST", PODS, pod("a"))
+    _later(0.5, lambda: api.request("POST", PODS, pod("b")))
+    events = list(api.watch(f"{PODS}?watch=1&resourceVersion={first['metadata']['resourceVersion']}"
                             "&allowWatchBookmarks=true&timeoutSeconds=1.5"))
     kinds = [e["type"] for e in events]
     assert "ADDED" in kinds and kinds.count("BOOKMARK") >= 2
@@ -72,14 +67,14 @@ def test_bookmarks_carry_the_latest_version(make_api: Callable[..., Api]) -> Non
     added = next(e for e in events if e["type"] == "ADDED")
     assert int(last["object"]["metadata"]["resourceVersion"]) >= int(added["object"]["metadata"]["resourceVersion"])
     assert kinds.index("ADDED") < len(kinds) - 1  # a bookmark followed the event
-    plain = list(api.watch(f"{PODS}?watch=1&resourceVersion={pod['metadata']['resourceVersion']}"
+    plain = list(api.watch(f"{PODS}?watch=1&resourceVersion={first['metadata']['resourceVersion']}"
                            "&timeoutSeconds=0.6"))
     assert all(e["type"] != "BOOKMARK" for e in plain)
 
 
 def test_a_compacted_version_is_an_error_event_with_410(make_api: Callable[..., Api]) -> None:
     api = make_api(store=MemoryStore(history=3))
-    _, first = api.request("POST", PODS, _pod("a"))
+    _, first = api.request("POST", PODS, pod("a"))
     for i in range(5):
         api.request("PATCH", f"{PODS}/a", {"metadata": {"labels": {"i": str(i)}}},
                     content_type="application/merge-patch+json")
@@ -97,7 +92,7 @@ def test_watch_as_table_and_watches_do_not_block_the_server(api: Api) -> None:
 
     req = urllib.request.Request(f"{api.url}{PODS}?watch=1&timeoutSeconds=2", headers={
         "Authorization": f"Bearer {TOKEN}", "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
-    _later(0.3, lambda: api.request("POST", PODS, _pod("t")))
+    _later(0.3, lambda: api.request("POST", PODS, pod("t")))
     # many idle watches open at once: plain requests still answer quickly
     idle = [urllib.request.urlopen(urllib.request.Request(f"{api.url}{PODS}?watch=1&timeoutSeconds=5",
                                                           headers={"Authorization": f"Bearer {TOKEN}"}),

@@ -11,20 +11,15 @@ from pumice.runtime import Cluster, admitted_deletes, admitted_resources, admitt
 from pumice.sim import load_openb
 from pumice.store import Gone, MemoryStore
 from pumice.store.jsonutil import copy_json
+from tests.builders import node, pod, podgroup
 
-NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
-        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
+NODE = node("n1", cpu="4", memory="8Gi", pods="10")
 
 
-def pod(name: str, seconds: int, cpu: str = "1") -> list[dict[str, Any]]:
-    return [
-        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": name},
-         "spec": {"minMember": 1, "queue": "default"}},
-        {"apiVersion": "v1", "kind": "Pod",
-         "metadata": {"name": name, "annotations": {"scheduling.k8s.io/group-name": name,
-                                                    "pumice.io/duration": str(seconds)}},
-         "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}},
-    ]
+def timed(name: str, seconds: int, cpu: str = "1") -> list[dict[str, Any]]:
+    """A one-pod PodGroup whose pod runs ``seconds`` on a simulated node."""
+    return [podgroup(name, queue="default"),
+            pod(name, group=name, cpu=cpu, annotations={"pumice.io/duration": str(seconds)})]
 
 
 def phase(c: Cluster, name: str) -> str:
@@ -34,7 +29,7 @@ def phase(c: Cluster, name: str) -> str:
 def test_run_until_places_runs_and_finishes() -> None:
     c = Cluster()
     t0 = c.clock.now()
-    c.apply([NODE, *pod("a", 30), *pod("b", 90, cpu="4")])
+    c.apply([NODE, *timed("a", 30), *timed("b", 90, cpu="4")])
     c.run_until(t0 + 10)
     assert phase(c, "a") == "Running" and phase(c, "b") == "Pending"  # b needs the whole node
     c.run_until(t0 + 31)
@@ -48,7 +43,7 @@ def test_run_until_places_runs_and_finishes() -> None:
 def test_idle_time_costs_nothing() -> None:
     c = Cluster()
     t0 = c.clock.now()
-    c.apply([NODE, *pod("long", 30 * 86400)])
+    c.apply([NODE, *timed("long", 30 * 86400)])
     c.run_until(t0 + 60 * 86400)
     assert phase(c, "long") == "Succeeded"
     assert c.cycles <= 3
@@ -75,7 +70,7 @@ def test_status_only_cycles_are_deferred_in_virtual_time() -> None:
     lazy, eager = Cluster(), Cluster(lazy_status=False)
     for c in (lazy, eager):
         t0 = c.clock.now()
-        c.apply([NODE, *pod("a", 30)])
+        c.apply([NODE, *timed("a", 30)])
         c.run_until(t0 + 100)
         assert phase(c, "a") == "Succeeded"
         group = c.store.get("podgroups.scheduling.volcano.sh", "default", "a")

@@ -1,4 +1,4 @@
-"""Manifest builders shared by the store tests."""
+"""Helpers shared by the store tests (manifests come from ``tests.builders``)."""
 
 from __future__ import annotations
 
@@ -8,27 +8,6 @@ from typing import Any
 
 from pumice.store import BaseStore, StoredEvent
 from pumice.store.jsonutil import copy_json
-
-
-def pod(
-    name: str,
-    namespace: str = "default",
-    labels: dict[str, str] | None = None,
-    node: str | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    """A minimal pod manifest."""
-    spec: dict[str, Any] = {"containers": [{"name": "main", "image": "busybox"}], "schedulerName": "volcano"}
-    if node:
-        spec["nodeName"] = node
-    obj: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
-        "spec": spec,
-    }
-    obj.update(extra)
-    return obj
 
 
 @contextmanager

@@ -22,9 +22,9 @@ from pumice.store import (
     format_timestamp,
 )
 from pumice.store.rules import uuid4_text
+from tests.builders import pod
 
 from .conftest import StoreFactory
-from .helpers import pod
 
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 

@@ -9,9 +9,9 @@ import pytest
 
 from pumice.store import BaseStore, FeedWatcher, MemoryStore, Watcher, WatchEvent
 from pumice.store import watch as watch_module
+from tests.builders import pod
 
 from .conftest import StoreFactory
-from .helpers import pod
 
 
 def names(events: list[WatchEvent]) -> list[str]:

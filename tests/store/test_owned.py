@@ -10,8 +10,7 @@ import pytest
 from pumice.store import BadRequest, BaseStore, MemoryStore
 from pumice.store.jsonutil import is_plain_json, normalize_json
 from pumice.store.patch import merge_patch_shared, merge_status_shared
-
-from .helpers import pod
+from tests.builders import pod
 
 
 def test_an_owned_status_patch_keeps_its_lists_and_a_plain_one_copies_them(store: BaseStore) -> None:

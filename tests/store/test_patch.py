@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from pumice.store import BadRequest, BaseStore, Conflict, Invalid, apply_json_patch, apply_merge_patch
-
-from .helpers import pod
+from tests.builders import pod
 
 # RFC 7386, appendix A
 MERGE_CASES: list[tuple[Any, Any, Any]] = [

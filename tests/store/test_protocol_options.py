@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pumice.store import Store
+from tests.builders import pod
 
 from .conftest import StoreFactory
-from .helpers import pod
 
 Op = Callable[[Store, bool, bool], Any]
 
@@ -54,7 +54,7 @@ def test_read_only_results_and_handed_over_inputs_change_nothing_but_costs(make_
 
 def test_a_default_result_is_the_callers_to_change(make_store: StoreFactory) -> None:
     store = make_store()
-    store.create("pods", pod("a"))
+    store.create("pods", pod("a", labels={}))
     store.get("pods", "default", "a")["metadata"]["labels"]["x"] = "1"
     store.patch("pods", "default", "a", {"metadata": {"labels": {"y": "2"}}})["spec"]["containers"].clear()
     stored = store.get("pods", "default", "a", copy=False)
@@ -69,7 +69,7 @@ def test_the_change_marker_moves_once_a_watch_has_the_event_and_stays_while_noth
     watch = store.watch("pods")
     seen = store.change_marker()
     assert store.change_marker() == seen  # reading it is no change
-    store.create("pods", pod("a"))
+    store.create("pods", pod("a", labels={}))
     moved = store.change_marker()
     assert moved != seen
     assert [e.type for e in watch.drain()] == ["ADDED"]  # the marker moved: the event is there to drain

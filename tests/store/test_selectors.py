@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pumice.store import BadRequest, BaseStore, parse_field_selector, parse_label_selector
-
-from .helpers import pod
+from tests.builders import pod
 
 LABELS = {"app": "web", "tier": "front", "version": "3"}
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from pumice.store import BaseStore, Conflict, Invalid, NotFound, StoreError
+from tests.builders import pod
 
 from .conftest import StoreFactory
-from .helpers import pod
 
 # --- finalizers -------------------------------------------------------------------------------------------
 
@@ -186,7 +186,7 @@ def test_batch_commits_at_exit(store: BaseStore) -> None:
 
 
 def test_batch_rolls_back_on_error(store: BaseStore) -> None:
-    store.create("pods", pod("keep"))
+    store.create("pods", pod("keep", labels={}))
     watcher = store.watch("pods", resource_version="1")
     with pytest.raises(RuntimeError), store.batch():
         store.create("pods", pod("a"))

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from pumice.store import Conflict, Gone, SqliteStore, StoreError
-
-from .helpers import pod
+from tests.builders import pod
 
 
 def test_reopen_restores_objects_counter_and_log(tmp_path: Path) -> None:

@@ -9,9 +9,10 @@ import time
 import pytest
 
 from pumice.store import BadRequest, BaseStore, Gone, WatchEvent
+from tests.builders import pod
 
 from .conftest import StoreFactory
-from .helpers import pod, shared_objects_checked
+from .helpers import shared_objects_checked
 
 
 def summary(events: list[WatchEvent]) -> list[tuple[str, str, str]]:

@@ -42,6 +42,7 @@ from pumice.webhooks import (
     json_patch,
 )
 from pumice.webhooks.app import MAX_REQUEST_BODY
+from tests.builders import queue
 
 Obj = dict[str, Any]
 
@@ -109,11 +110,6 @@ def _job(**spec: Any) -> Obj:
             "metadata": {"name": "j", "namespace": "default"}, "spec": {"tasks": tasks, **spec}}
 
 
-def _queue(name: str, **spec: Any) -> Obj:
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
-            "spec": spec}
-
-
 def _patched(obj: Obj, response: Obj) -> Obj:
     assert response["allowed"] is True
     if "patch" not in response:
@@ -128,8 +124,8 @@ def test_mutating_answers_are_the_embedded_defaults_as_a_json_patch(webhooks: We
     out = _patched(job, webhooks.review("/jobs/mutate", "CREATE", job, version=version))
     assert out == default_object(job)
     assert out["spec"]["tasks"][0]["minAvailable"] == 2 and out["spec"]["plugins"] == {"pytorch": [], "svc": []}
-    queue = _queue("q", weight=0)
-    out = _patched(queue, webhooks.review("/queues/mutate", "CREATE", queue, version=version))
+    q = queue("q", weight=0)
+    out = _patched(q, webhooks.review("/queues/mutate", "CREATE", q, version=version))
     assert out["spec"] == {"weight": 1, "reclaimable": True}
     assert "status" not in out  # the state is the queue controller's, not the webhook's
 
@@ -145,11 +141,11 @@ def test_refusals_carry_the_rules_message(webhooks: Webhooks) -> None:
     assert response["allowed"] is False
     assert response["status"] == {"message": 'job "default/j" is invalid: unable to find job queue: queue "nope" '
                                              "does not exist"}
-    response = webhooks.review("/queues/validate", "DELETE", None, _queue("default"), name="default")
+    response = webhooks.review("/queues/validate", "DELETE", None, queue("default"), name="default")
     assert response["status"]["message"] == 'queue "default" cannot be deleted: it is a built-in queue'
     # An API server that sends no oldObject with a DELETE: the queue is read by name.
-    webhooks.store.create(QUEUES, _queue("parent"))
-    webhooks.store.create(QUEUES, _queue("kid", parent="parent"))
+    webhooks.store.create(QUEUES, queue("parent"))
+    webhooks.store.create(QUEUES, queue("kid", parent="parent"))
     response = webhooks.review("/queues/validate", "DELETE", None, None, name="parent")
     assert "it has 1 child queues: kid" in response["status"]["message"]
     assert webhooks.review("/queues/validate", "DELETE", None, None, name="kid")["allowed"] is True

@@ -8,7 +8,7 @@ them needs to act again by the clock (TTLs, policy timeouts), or None.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pumice.api.resources import BATCH_JOBS, CRONJOBS, DEPLOYMENTS, REPLICASETS, RESOURCEQUOTAS, STATEFULSETS
 from pumice.clock import Clock
@@ -39,6 +39,13 @@ class Controller(Protocol):
     def sync(self) -> bool: ...
 
     def next_wakeup(self) -> float | None: ...
+
+
+@runtime_checkable
+class KnowsPending(Protocol):
+    """A controller capability (optional): ``pending()`` says whether ``sync`` has anything to do."""
+
+    def pending(self) -> bool: ...
 
 
 class ControllerManager:
@@ -88,7 +95,7 @@ class ControllerManager:
 
     def _steps(self) -> tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool]:
         controllers = self.controllers
-        steps = [(c.sync, getattr(c, "pending", None)) for c in controllers]
+        steps = [(c.sync, c.pending if isinstance(c, KnowsPending) else None) for c in controllers]
         self._checked = (controllers, steps, tuple(c.next_wakeup for c in controllers),
                          all(pending is not None for _, pending in steps))
         self._quiet = None

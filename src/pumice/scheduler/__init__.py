@@ -11,14 +11,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pumice.scheduler import actions as _actions  # noqa: F401  (registers actions)
-from pumice.scheduler import plugins as _plugins  # noqa: F401  (registers plugins)
-from pumice.scheduler.cache import ClusterState, build_cluster_state
 from pumice.scheduler.conf import ConfError, SchedulerConf, default_conf, parse_conf
-from pumice.scheduler.framework.plugin import ACTIONS, PLUGINS
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import TaskStatus
 from pumice.scheduler.outcome import SessionOutcome, SessionStats, session_stats, summarize
+from pumice.scheduler.registry import ACTIONS, PLUGINS
+from pumice.scheduler.snapshot import ClusterState, build_cluster_state
 
 __all__ = [
     "ACTIONS",
@@ -33,17 +31,20 @@ __all__ = [
     "default_conf",
     "load_conf",
     "node_scores",
+    "open_session",
     "run_session",
 ]
 
 
 def load_conf(text: str, source: str = "scheduler configuration") -> SchedulerConf:
-    return parse_conf(text, source=source, known_actions=set(ACTIONS))
+    """A configuration for the built-in actions and plugins (unknown plugins are warned about)."""
+    return parse_conf(text, source=source, known_actions=ACTIONS, known_plugins=PLUGINS)
 
 
 def open_session(state: ClusterState, conf: SchedulerConf, now: float | None = None) -> Session:
+    """A session on ``state`` with the built-in plugins opened."""
     ssn = Session(state, conf, now)
-    ssn.open()
+    ssn.open(PLUGINS)
     return ssn
 
 

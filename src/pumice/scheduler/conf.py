@@ -2,39 +2,31 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-#: The per-plugin switches, literally as Volcano spells them (``enable``/``enabled`` mixed).
-PLUGIN_FLAGS: tuple[str, ...] = (
-    "enableJobOrder",
+from pumice.api.arguments import Arguments
+from pumice.scheduler.framework.points import POINT_FLAGS
+
+log = logging.getLogger("pumice.scheduler")
+
+#: Volcano's per-plugin switches that are not the flag of an extension point pumice evaluates:
+#: ``enableHierarchy`` (drf, capacity) and the flags of points no pumice plugin uses yet.
+OTHER_FLAGS: tuple[str, ...] = (
     "enableHierarchy",
-    "enableJobReady",
-    "enableJobPipelined",
-    "enableTaskOrder",
-    "enablePreemptable",
-    "enableReclaimable",
-    "enablePreemptive",
-    "enableQueueOrder",
     "enabledClusterOrder",
-    "enablePredicate",
     "enableBestNode",
-    "enableNodeOrder",
     "enableTargetJob",
     "enableReservedNodes",
-    "enableJobEnqueued",
-    "enabledVictim",
-    "enableJobStarving",
-    "enabledOverused",
-    "enabledAllocatable",
-    "enabledHyperNodeOrder",
-    "enabledSubJobReady",
-    "enabledSubJobPipelined",
-    "enabledSubJobOrder",
-    "enabledHyperNodeGradient",
 )
+
+#: Every per-plugin switch a configuration may set, literally as Volcano spells them
+#: (``enable``/``enabled`` mixed): the extension points' flags, then the others.
+PLUGIN_FLAGS: tuple[str, ...] = (*POINT_FLAGS, *OTHER_FLAGS)
 
 #: Flags that Volcano does not default to true (``ApplyPluginConfDefaults`` leaves them nil/false).
 _FLAGS_DEFAULT_FALSE = frozenset({"enableHierarchy"})
@@ -68,6 +60,11 @@ class PluginOption:
     name: str
     flags: dict[str, bool]
     arguments: dict[str, Any] = field(default_factory=dict)
+    #: The arguments as plugins read them (Volcano's rules; warnings once per configuration).
+    args: Arguments = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.args = Arguments(f"plugin {self.name}", self.arguments)
 
     def enabled(self, flag: str) -> bool:
         return self.flags.get(flag, True)
@@ -85,6 +82,7 @@ class SchedulerConf:
     #: Per-action arguments (``configurations: [{name: preempt, arguments: {...}}]``).
     configurations: dict[str, dict[str, Any]] = field(default_factory=dict)
     _enabled: dict[str | None, list[list[PluginOption]]] = field(default_factory=dict, repr=False, compare=False)
+    _action_args: dict[str, Arguments] = field(default_factory=dict, repr=False, compare=False)
 
     def enabled_options(self, flag: str | None) -> list[list[PluginOption]]:
         """Per tier, the plugin options whose ``flag`` is on (all with None); sessions ask every cycle."""
@@ -101,32 +99,25 @@ class SchedulerConf:
                     return p
         return None
 
-    def action_arguments(self, action: str) -> dict[str, Any]:
-        return self.configurations.get(action, {})
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "actions": ", ".join(self.actions),
-            "tiers": [
-                {"plugins": [{"name": p.name, **p.flags, **({"arguments": p.arguments} if p.arguments else {})}
-                             for p in t.plugins]}
-                for t in self.tiers
-            ],
-        }
-        if self.configurations:
-            out["configurations"] = [{"name": k, "arguments": v} for k, v in self.configurations.items()]
-        return out
+    def action_args(self, action: str) -> Arguments:
+        """The action's ``configurations`` arguments as actions read them."""
+        found = self._action_args.get(action)
+        if found is None:
+            found = self._action_args[action] = Arguments(f"action {action}", self.configurations.get(action))
+        return found
 
 
-def parse_conf(text: str, *, source: str = "scheduler configuration", known_actions: set[str] | None = None,
-               known_plugins: set[str] | None = None) -> SchedulerConf:
-    """Parse and default a configuration; unknown actions are an error, as in Volcano."""
+def parse_conf(text: str, *, source: str = "scheduler configuration", known_actions: Collection[str] | None = None,
+               known_plugins: Collection[str] | None = None) -> SchedulerConf:
+    """Parse and default a configuration. An unknown action is an error, as in Volcano; an unknown
+    plugin is skipped by every session, as in Volcano, with a warning here."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
+        mark = err.problem_mark if isinstance(err, yaml.MarkedYAMLError) else None
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise ConfError(f"{source}: invalid YAML{where}: {getattr(err, 'problem', err)}") from None
+        problem = err.problem if isinstance(err, yaml.MarkedYAMLError) else err
+        raise ConfError(f"{source}: invalid YAML{where}: {problem}") from None
     if not isinstance(data, dict):
         raise ConfError(f"{source}: expected a mapping with 'actions' and 'tiers'")
     raw_actions = data.get("actions", "")
@@ -153,7 +144,7 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
                 raise ConfError(f"{where}: expected a mapping with a 'name'")
             name = str(raw["name"])
             if known_plugins is not None and name not in known_plugins:
-                raise ConfError(f"{where}.name: unknown plugin {name!r}")
+                log.warning("%s.name: unknown plugin %r: sessions skip it", where, name)
             flags: dict[str, bool] = {}
             for flag in PLUGIN_FLAGS:
                 value = raw.get(flag)

@@ -10,9 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from pumice.api.group_name import group_key
-from pumice.scheduler.cache import (
+from pumice.scheduler.model import TaskInfo, TaskStatus
+from pumice.scheduler.snapshot import (
     Catalog,
     ClusterState,
+    ParsedPod,
+    ShapeTable,
     build_from_catalog,
     is_ours,
     make_job,
@@ -23,7 +26,6 @@ from pumice.scheduler.cache import (
     pod_resource_names,
     task_status,
 )
-from pumice.scheduler.model import TaskInfo, TaskStatus
 
 KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode")
 
@@ -67,7 +69,8 @@ class LiveCache:
         self._catalog: Catalog | None = None
         self._tasks: dict[str, TaskInfo] = {}  # pod key -> task in the state
         self._all_jobs: dict[str, Any] = {}
-        self._parsed: dict[str, tuple] = {}  # pod uid -> its parsed requests and shape
+        self._parsed: dict[str, ParsedPod] = {}  # pod uid -> its parsed requests and shape
+        self._shapes = ShapeTable()  # kept across rebuilds: parsed pods keep their shape keys
         self._by_group: dict[str, set[str]] = {}  # podgroup key -> pod keys
         self.rebuilds = 0
 
@@ -116,7 +119,7 @@ class LiveCache:
     # --- rebuild ------------------------------------------------------------------------------
     def _rebuild(self) -> None:
         self.rebuilds += 1
-        catalog = Catalog()
+        catalog = Catalog(shapes=self._shapes)
         for kind in KINDS:
             for obj in self.objects[kind].values():
                 catalog.add(obj)

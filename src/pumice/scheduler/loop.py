@@ -115,7 +115,7 @@ class SchedulerLoop:
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
         self.last: SessionOutcome | None = None
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
-        self._written: dict[str, tuple] = {}
+        self._written: dict[str, tuple[Any, ...]] = {}
         self._seen_versions: tuple[int, ...] = ()
         self._changes = store.change_marker
         self._synced_version: object = None
@@ -191,12 +191,12 @@ class SchedulerLoop:
         store = self.store
         # write results are only read (``copy=False``: the store may hand back its own objects); the status
         # patches below are built for the store and never touched again: handed over (``owned=True``)
-        for pod in outcome.evictions:
-            ns, name = pod.split("/", 1)
+        for pod_key in outcome.evictions:
+            ns, name = pod_key.split("/", 1)
             try:
                 store.delete("pods", ns, name, copy=False)
             except StoreError:  # already gone: the watch says so
-                self.cache.resync("Pod", pod)
+                self.cache.resync("Pod", pod_key)
         recorder = self.recorder
         pod_recorder = recorder if self.pod_events else None
         pods = self.informers["pods"].objects
@@ -216,7 +216,7 @@ class SchedulerLoop:
                 self.cache.resync("Pod", bound)
                 continue
             if pod_recorder is not None and bound in pods:
-                recorder.event(pods[bound], "Normal", "Scheduled", f"Successfully assigned {bound} to {node}")
+                pod_recorder.event(pods[bound], "Normal", "Scheduled", f"Successfully assigned {bound} to {node}")
         pgs = self.informers[PODGROUPS].objects
         jobs = {j.key: j for j in outcome.jobs}
         written = self._written
@@ -244,8 +244,8 @@ class SchedulerLoop:
             elif job is not None and job.tasks and job.ready >= job.min_available:
                 cond = _condition("")
             else:  # nothing new to say (e.g. admitted, pods not created yet): keep what was there
-                cond = next((c for c in old.get("conditions") or [] if c.get("type") in ("Unschedulable", "Scheduled")),
-                            None) or {}
+                kept = [c for c in old.get("conditions") or [] if c.get("type") in ("Unschedulable", "Scheduled")]
+                cond = kept[0] if kept else {}
             if cond:
                 conditions.append(cond)
             new["conditions"] = conditions
@@ -318,5 +318,5 @@ def _condition(reason: str) -> dict[str, Any]:
 def _cond_changed(old: dict[str, Any], cond: dict[str, Any]) -> bool:
     for c in old.get("conditions") or []:
         if c.get("type") == cond["type"]:
-            return c.get("message") != cond["message"] or c.get("status") != cond["status"]
+            return bool(c.get("message") != cond["message"] or c.get("status") != cond["status"])
     return True

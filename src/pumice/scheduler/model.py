@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import numpy as np
 
 from pumice.api.quantity import int_value
 from pumice.scheduler.resources import ResourceSpace
+
+if TYPE_CHECKING:
+    from pumice.scheduler.framework.placement import PlacementCache
+
+T = TypeVar("T")
 
 
 class TaskStatus:
@@ -32,8 +38,10 @@ PREEMPTABLE_STATUS = TaskStatus.BOUND | TaskStatus.RUNNING
 COMPLETED_STATUS = TaskStatus.FAILED | TaskStatus.SUCCEEDED
 READY_STATUS = ALLOCATED_STATUS | TaskStatus.SUCCEEDED
 VALID_STATUS = ALLOCATED_STATUS | TaskStatus.SUCCEEDED | TaskStatus.PIPELINED | TaskStatus.PENDING
-#: Statuses whose resources sit on a node (everything placed and not finished).
-ON_NODE_STATUS = ALLOCATED_STATUS | TaskStatus.PIPELINED | TaskStatus.RELEASING
+
+#: The static scheduling constraints of a pod (namespace, requests, selectors, affinity, ...), as
+#: interned by :class:`pumice.scheduler.snapshot.ShapeTable`: replicas of one task share one.
+Shape = tuple[str | bytes, ...]
 
 
 @dataclass(eq=False, slots=True)
@@ -57,7 +65,7 @@ class TaskInfo:
     creation: float
     pod: dict[str, Any]
     #: Key of the static scheduling constraints; replicas of one task share it.
-    shape: tuple
+    shape: Shape
     node: int = -1
     node_name: str = ""
     evicted: bool = False
@@ -121,11 +129,11 @@ class JobInfo:
     ready: int = 0
     waiting: int = 0
     #: Σ resreq of tasks in ALLOCATED_STATUS.
-    allocated: np.ndarray = field(default=None)  # type: ignore[assignment]
+    allocated: np.ndarray = field(init=False)
     #: Σ resreq of all tasks (pending ones included).
-    total_request: np.ndarray = field(default=None)  # type: ignore[assignment]
+    total_request: np.ndarray = field(init=False)
     #: Σ resreq of the Pending tasks.
-    pending_request: np.ndarray = field(default=None)  # type: ignore[assignment]
+    pending_request: np.ndarray = field(init=False)
     #: Per-task fit errors of this session: task uid -> reason text.
     fit_errors: dict[str, str] = field(default_factory=dict)
     #: Why a queue refused the job's tasks this session (quota), for people.
@@ -139,18 +147,16 @@ class JobInfo:
     #: count() answers until the next status change (sessions ask the same questions often).
     _counts: dict[int, int] = field(default_factory=dict)
     schedule_start: float = 0.0
+    #: Neither network topology nor a subGroupPolicy (Volcano: not ``ContainsNetworkTopology()`` and
+    #: not ``ContainsSubJobPolicy()``): all its pods are in one SubJob without topology. Both are
+    #: PodGroup spec fields: a PodGroup whose spec changes makes a new JobInfo.
+    plain: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.allocated is None:
-            self.allocated = self.resources.zeros()
-        if self.total_request is None:
-            self.total_request = self.resources.zeros()
-        if self.pending_request is None:
-            self.pending_request = self.resources.zeros()
-
-    @property
-    def key(self) -> str:
-        return self.uid
+        self.plain = self.network_topology is None and not (self.pod_group.get("spec") or {}).get("subGroupPolicy")
+        self.allocated = self.resources.zeros()
+        self.total_request = self.resources.zeros()
+        self.pending_request = self.resources.zeros()
 
     # --- task bookkeeping -------------------------------------------------------------------
     def add_task(self, task: TaskInfo) -> None:
@@ -341,6 +347,32 @@ class QueueInfo:
     queue: dict[str, Any]
 
 
+class MemoSlot(Generic[T]):
+    """A typed key of :class:`NodeMemo` (compared by identity: define one per kind of value)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"MemoSlot({self.name!r})"
+
+
+class NodeMemo:
+    """Values kept for a node table's life, each under its own typed slot."""
+
+    def __init__(self) -> None:
+        self._values: dict[MemoSlot[Any], Any] = {}
+
+    def get(self, slot: MemoSlot[T], make: Callable[[], T]) -> T:
+        """The slot's value, made by ``make`` the first time."""
+        found = self._values.get(slot)
+        if found is None:
+            found = self._values[slot] = make()
+        return cast(T, found)
+
+
 class NodeTable:
     """All schedulable nodes of a session, columnar: arrays are resources x nodes."""
 
@@ -382,13 +414,13 @@ class NodeTable:
         self.changes: list[int] = []
         #: Per node, ``len(changes)`` right after its last change (0: none since the log was cleared).
         self.changed_at = np.zeros(n, dtype=np.int64)
-        #: (configuration, static masks, rows, no-fit marks) kept across sessions by the placer.
-        self.placement_cache: tuple | None = None
+        #: What the placement engine keeps across sessions for this table.
+        self.placement_cache: PlacementCache | None = None
         #: Bumped whenever a task leaves a node: only then can a task that fitted nowhere fit somewhere.
         self.freed = 0
         #: Values that depend only on the nodes' fixed fields (labels, taints) and a task shape, kept
-        #: for the table's life by whoever computes them (keyed by their own names).
-        self.memo: dict[Any, Any] = {}
+        #: for the table's life by whoever computes them (see :class:`NodeMemo`).
+        self.memo = NodeMemo()
         self.any_taints = any(self.taints)
 
     def __len__(self) -> int:

@@ -1,3 +1,1 @@
-"""Actions of a scheduling cycle. Importing this package registers every built-in action."""
-
-from pumice.scheduler.actions import allocate, backfill, enqueue, preempt, reclaim  # noqa: F401
+"""Actions of a scheduling cycle (listed in :mod:`pumice.scheduler.registry`)."""

@@ -1,88 +1,22 @@
-"""allocate: place pending tasks, queue by queue and job by job, all-or-nothing per gang."""
+"""allocate: place pending tasks, queue by queue and job by job, all-or-nothing per gang.
+
+A plain job is one SubJob at the cluster top, placed by the walk of ``allocate_tasks``; a job with
+hard network topology or SubJob policies searches HyperNodes (``topology/allocate.py``), placing
+each SubJob with the same walk.
+"""
 
 from __future__ import annotations
 
-from functools import cmp_to_key
-
-from pumice.scheduler.framework.plugin import Action, register_action
+from pumice.scheduler.actions.allocate_tasks import allocate_tasks
+from pumice.scheduler.framework.plugin import Action
 from pumice.scheduler.framework.pqueue import PriorityQueue
 from pumice.scheduler.framework.session import Session
-from pumice.scheduler.framework.statement import Statement
-from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo, TaskStatus
-from pumice.scheduler.topology import allocate_job_turn, uses_topology_path
+from pumice.scheduler.model import JobInfo, QueueInfo, TaskStatus
+from pumice.scheduler.topology.allocate import allocate_job_turn, uses_topology_path
+from pumice.scheduler.topology.subjobs import JobTopology
+from pumice.scheduler.topology.worksheet import TaskSheet, job_sheet
 
 
-class Worksheet:
-    """A job's pending tasks in task order, and how many of each shape remain.
-
-    Tasks are only ever taken from the front, so a sorted list serves as Volcano's task queue; pods
-    usually arrive in index order, which the sort verifies in linear time.
-    """
-
-    def __init__(self, ssn: Session, tasks: list[TaskInfo]) -> None:
-        self.tasks = sorted(tasks, key=cmp_to_key(ssn.task_order_cmp))
-        self.next = 0
-        self.shapes: dict[tuple, int] = {}
-        for t in tasks:
-            self.shapes[t.shape] = self.shapes.get(t.shape, 0) + 1
-
-    def pop(self) -> TaskInfo:
-        task = self.tasks[self.next]
-        self.next += 1
-        self.shapes[task.shape] -= 1
-        return task
-
-    def empty(self) -> bool:
-        return self.next >= len(self.tasks)
-
-
-def schedulable_tasks(job: JobInfo) -> list[TaskInfo]:
-    """Pending tasks allocate considers: best-effort ones are left to backfill, gated ones wait."""
-    out = []
-    for t in job.tasks.values():
-        if t.status != TaskStatus.PENDING or t.best_effort:
-            continue
-        if (t.pod.get("spec") or {}).get("schedulingGates"):
-            continue
-        out.append(t)
-    return out
-
-
-def allocate_tasks(ssn: Session, job: JobInfo, sheet: Worksheet, queue: QueueInfo) -> Statement | None:
-    """Volcano's ``allocateResourcesForTasks``: place tasks until the gang is ready."""
-    placer = ssn.placer
-    stmt = Statement(ssn)
-    while not sheet.empty():
-        task = sheet.pop()
-        if not ssn.allocatable(queue, task):
-            continue
-        if job.task_has_fit_errors(task):
-            continue
-        err = ssn.pre_predicate(task)
-        if err:
-            job.fit_errors[task.uid] = err
-            if job.need_continue_allocating():
-                continue
-            break
-        choice = placer.best_node(task, depth=sheet.shapes[task.shape] + 1)
-        if choice is None:
-            job.fit_errors[task.uid] = placer.explain(task)
-            if job.need_continue_allocating():
-                continue
-            break
-        if choice.fits_idle:
-            stmt.allocate(task, choice.node)
-        else:
-            stmt.pipeline(task, choice.node)
-        if ssn.job_ready(job):
-            break
-    if ssn.job_ready(job) or ssn.job_pipelined(job):
-        return stmt
-    stmt.discard()
-    return None
-
-
-@register_action
 class AllocateAction(Action):
     name = "allocate"
 
@@ -91,7 +25,10 @@ class AllocateAction(Action):
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_less)
         seen: set[str] = set()
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
-        sheets: dict[str, Worksheet] = {}
+        #: Per job: its schedulable tasks in task order (a topology job splits them by SubJob).
+        sheets: dict[str, TaskSheet] = {}
+        #: Per plain job: its one SubJob, made at its first turn.
+        plain: dict[str, JobTopology] = {}
         for job in ssn.waiting:
             if job.is_pending():
                 if enqueue_configured:
@@ -107,10 +44,10 @@ class AllocateAction(Action):
             queue = ssn.queue_of(job)
             if queue is None:
                 continue
-            tasks = schedulable_tasks(job)
-            if not tasks:
+            sheet = job_sheet(ssn, job)
+            if sheet is None:
                 continue
-            sheets[job.uid] = Worksheet(ssn, tasks)
+            sheets[job.uid] = sheet
             jobs_by_queue.setdefault(queue.name, PriorityQueue(ssn.job_order_less)).push(job)
             if queue.name not in seen:
                 seen.add(queue.name)
@@ -124,13 +61,16 @@ class AllocateAction(Action):
             if jobs is None or jobs.empty():
                 continue
             job = jobs.pop()
+            sheet = sheets[job.uid]
             if uses_topology_path(ssn, job):  # hard network topology or subGroupPolicy
-                if allocate_job_turn(ssn, job, queue, sheets[job.uid]):
+                if allocate_job_turn(ssn, job, queue, sheet):
                     jobs.push(job)
                 queues.push(queue)
                 continue
-            sheet = sheets[job.uid]
-            stmt = allocate_tasks(ssn, job, sheet, queue)
+            jt = plain.get(job.uid)
+            if jt is None:
+                jt = plain[job.uid] = JobTopology.plain(job)
+            stmt = allocate_tasks(ssn, jt, jt.subjobs[job.uid], sheet, queue)
             if stmt is not None and ssn.job_ready(job):
                 stmt.commit()
                 if not sheet.empty():

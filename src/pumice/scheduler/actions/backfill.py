@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pumice.scheduler.framework.plugin import Action, register_action
+from pumice.scheduler.framework.plugin import Action
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.statement import Statement
 from pumice.scheduler.model import TaskStatus
 
 
-@register_action
 class BackfillAction(Action):
     name = "backfill"
 

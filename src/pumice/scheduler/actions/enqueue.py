@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pumice.scheduler.framework.plugin import Action, register_action
+from pumice.scheduler.framework.plugin import Action
 from pumice.scheduler.framework.pqueue import PriorityQueue
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import JobInfo, QueueInfo
 
 
-@register_action
 class EnqueueAction(Action):
     name = "enqueue"
 

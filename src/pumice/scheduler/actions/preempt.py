@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from pumice.scheduler.framework.plugin import Action, register_action
+from pumice.api.arguments import Arguments
+from pumice.scheduler.framework.plugin import Action
 from pumice.scheduler.framework.pqueue import PriorityQueue
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.statement import Statement
@@ -67,12 +68,12 @@ class PreemptOptions:
     max_candidate_absolute: int = 100
 
     @classmethod
-    def parse(cls, args: dict[str, Any]) -> PreemptOptions:
+    def parse(cls, args: Arguments) -> PreemptOptions:
         return cls(
-            topology_aware=_arg_bool(args, "enableTopologyAwarePreemption", False),
-            min_candidate_percentage=_arg_int(args, "minCandidateNodesPercentage", 10),
-            min_candidate_absolute=_arg_int(args, "minCandidateNodesAbsolute", 1),
-            max_candidate_absolute=_arg_int(args, "maxCandidateNodesAbsolute", 100),
+            topology_aware=args.get_bool("enableTopologyAwarePreemption", False),
+            min_candidate_percentage=args.get_int("minCandidateNodesPercentage", 10),
+            min_candidate_absolute=args.get_int("minCandidateNodesAbsolute", 1),
+            max_candidate_absolute=args.get_int("maxCandidateNodesAbsolute", 100),
         )
 
     def candidates(self, nodes: int) -> int:
@@ -83,24 +84,11 @@ class PreemptOptions:
         return max(1, min(max(n, self.min_candidate_absolute), self.max_candidate_absolute))
 
 
-def _arg_bool(args: dict[str, Any], key: str, default: bool) -> bool:
-    value = args.get(key, default)
-    return value if isinstance(value, bool) else str(value).strip().lower() == "true"
-
-
-def _arg_int(args: dict[str, Any], key: str, default: int) -> int:
-    try:
-        return int(args.get(key, default))
-    except (TypeError, ValueError):
-        return default
-
-
-@register_action
 class PreemptAction(Action):
     name = "preempt"
 
     def execute(self, ssn: Session) -> None:
-        self.options = PreemptOptions.parse(ssn.conf.action_arguments(self.name))
+        self.options = PreemptOptions.parse(ssn.conf.action_args(self.name))
         preemptors: dict[str, PriorityQueue[JobInfo]] = {}
         tasks: dict[str, PriorityQueue[TaskInfo]] = {}
         under_request: list[JobInfo] = []
@@ -152,7 +140,7 @@ class PreemptAction(Action):
                     break
 
 
-def _queue_key(ssn: Session) -> Callable[[QueueInfo], object]:
+def _queue_key(ssn: Session) -> Callable[[QueueInfo], Any]:
     def cmp(a: QueueInfo, b: QueueInfo) -> int:
         return -1 if ssn.queue_order_less(a, b) else (1 if ssn.queue_order_less(b, a) else 0)
 

@@ -7,7 +7,7 @@ jobs. A job's evictions and pipelines are committed only if the job ends up pipe
 from __future__ import annotations
 
 from pumice.scheduler.actions.preempt import preemptor_tasks
-from pumice.scheduler.framework.plugin import Action, register_action
+from pumice.scheduler.framework.plugin import Action
 from pumice.scheduler.framework.pqueue import PriorityQueue
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.statement import Statement
@@ -21,7 +21,6 @@ from pumice.scheduler.framework.victims import (
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo, TaskStatus
 
 
-@register_action
 class ReclaimAction(Action):
     name = "reclaim"
 

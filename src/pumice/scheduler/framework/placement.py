@@ -18,17 +18,18 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from pumice.scheduler.framework.points import BATCH_NODE_ORDER, NODE_ORDER, PREDICATE, BatchScorer
 from pumice.scheduler.framework.view import NodeView
-from pumice.scheduler.model import TaskInfo
+from pumice.scheduler.model import Shape, TaskInfo
 from pumice.scheduler.resources import EPS
 
 if TYPE_CHECKING:
-    from pumice.scheduler.framework.plugin import BatchScorer
+    from pumice.scheduler.conf import SchedulerConf
     from pumice.scheduler.framework.session import Session
 
 #: Node changes kept for the placement caches of a long-lived state before they are dropped.
@@ -83,12 +84,12 @@ class _Ladder:
     __slots__ = ("budget", "cand", "depth", "expected_changes", "extend", "heap", "level", "ok", "score",
                  "shape", "subset_key")
 
-    def __init__(self, shape: tuple, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
+    def __init__(self, shape: Shape, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
                  depth: int, expected_changes: int, budget: int | None = None,
                  extend: Callable[[int, int], tuple[list[bool], list[float]]] | None = None) -> None:
         self.shape = shape
         self.subset_key = subset_key
-        self.cand = cand.tolist()
+        self.cand: list[int] = cand.tolist()
         # per candidate, its levels computed so far (plain lists: a pick is a few list lookups)
         self.ok: list[list[bool]] = ok.T.tolist()
         self.score: list[list[float]] = score.T.tolist()
@@ -162,7 +163,7 @@ class _TermLadder:
     __slots__ = ("budget", "cand", "cgroup", "cpos", "cur", "depth", "expected_changes", "extend", "key", "level",
                  "nbest", "ok", "score", "shape", "subset_key", "terms", "top", "ugroups")
 
-    def __init__(self, shape: tuple, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
+    def __init__(self, shape: Shape, subset_key: int, cand: np.ndarray, ok: np.ndarray, score: np.ndarray,
                  depth: int, expected_changes: int, budget: int, terms: GroupTerms, nbest: np.ndarray,
                  extend: Callable[[int, int], tuple[list[bool], list[float]]] | None = None) -> None:
         self.shape = shape
@@ -214,35 +215,62 @@ class _TermLadder:
         return self.cand[c]
 
 
+@runtime_checkable
+class GroupTermsOffer(Protocol):
+    """A plugin capability (optional): its BatchNodeOrderFn score is a term of the node's group,
+    and it says so per task, so that replicas may still share a ladder."""
+
+    def group_terms(self, task: TaskInfo) -> GroupTerms | None:
+        """The task's group terms; None when its score is not one."""
+        ...
+
+    def terms_key(self, task: TaskInfo) -> object:
+        """``group_terms(task).key`` (None when there are none), cheaply."""
+        ...
+
+
+@dataclass(eq=False)
+class PlacementCache:
+    """What placement computed for a node table under one configuration: static masks, per-shape
+    rows and "fits nowhere" marks depend only on the table, the shape and the configuration, so a
+    long-lived cluster state keeps them from session to session (rows are refreshed from the
+    node change log like within a session). Kept on the node table (``NodeTable.placement_cache``)."""
+
+    conf: SchedulerConf
+    static: dict[Shape, _Static] = field(default_factory=dict)
+    rows: dict[Shape, _Rows] = field(default_factory=dict)
+    #: shape -> value of ``nodes.freed`` when it last fitted nowhere.
+    nofit: dict[Shape, int] = field(default_factory=dict)
+
+
 class Placer:
     """Feasibility, scores and the best node for tasks of one session."""
 
     def __init__(self, ssn: Session) -> None:
         self.ssn = ssn
         self.nodes = ssn.nodes
-        self.filters = ssn.node_filters()
-        self.scorers = ssn.node_scorers()
-        self.batch = ssn.batch_scorers()
-        # Static masks, per-shape rows and "fits nowhere" marks depend only on the node table, the
-        # shape and the configuration: a long-lived cluster state keeps them from session to
-        # session (the rows are refreshed from the node change log like within a session).
+        self.filters = ssn.registered(PREDICATE)
+        self.scorers = ssn.registered(NODE_ORDER)
+        #: Each BatchNodeOrderFn with its plugin, if that plugin offers group terms.
+        self.batch: list[tuple[BatchScorer, GroupTermsOffer | None]] = []
+        for name, fn in ssn.registered(BATCH_NODE_ORDER):
+            plugin = ssn.plugins.get(name)
+            self.batch.append((fn, plugin if isinstance(plugin, GroupTermsOffer) else None))
         kept = ssn.nodes.placement_cache
-        if kept is None or kept[0] is not ssn.conf or len(ssn.nodes.changes) > MAX_CHANGE_LOG:
+        if kept is None or kept.conf is not ssn.conf or len(ssn.nodes.changes) > MAX_CHANGE_LOG:
             ssn.nodes.clear_changes()
-            kept = ssn.nodes.placement_cache = (ssn.conf, {}, {}, {})
-        self._static: dict[tuple, _Static] = kept[1]
-        self._rows: dict[tuple, _Rows] = kept[2]
-        #: shape -> value of ``nodes.freed`` when it last fitted nowhere.
-        self._nofit: dict[tuple, int] = kept[3]
-        self._safe: dict[tuple, bool] = {}
-        self._explained: dict[tuple, tuple[int, str]] = {}
+            kept = ssn.nodes.placement_cache = PlacementCache(ssn.conf)
+        self._static = kept.static
+        self._rows = kept.rows
+        self._nofit = kept.nofit
+        self._safe: dict[Shape, bool] = {}
+        self._explained: dict[tuple[Shape, int], tuple[int, str]] = {}
         #: (filter, shape) -> its static checks, for ``explain`` in a subset of nodes.
-        self._explained_static: dict[tuple, list[tuple[str, np.ndarray]]] = {}
+        self._explained_static: dict[tuple[int, Shape], list[tuple[str, np.ndarray]]] = {}
         self._ladder: _Ladder | _TermLadder | None = None
-        #: Per batch scorer, its (terms_key, group_terms) if it has them (see ``_reused_terms``).
-        self._keyers: list[tuple[Callable | None, Callable | None]] | None = None
-        #: The batch scorers that answered (not None) in the last ``_batch_scores`` call.
-        self._answered: list[BatchScorer] = []
+        #: The group terms offers of the batch scorers that answered (not None) in the last
+        #: ``_batch_scores`` call.
+        self._answered: list[GroupTermsOffer | None] = []
 
     # --- pieces -------------------------------------------------------------------------------
     def static(self, task: TaskInfo) -> _Static:
@@ -251,11 +279,11 @@ class Placer:
             n = len(self.nodes)
             mask = np.ones(n, dtype=bool)
             for _, f in self.filters:
-                for _, ok in f.static(task):
+                for _, ok in f.static_checks(task):
                     mask &= ok
             score = np.zeros(n)
             for _, s in self.scorers:
-                part = s.static(task)
+                part = s.static_score(task)
                 if part is not None:
                     score = score + part
             req = task.init_resreq
@@ -281,11 +309,11 @@ class Placer:
                 ok = ok & (req[d] - view.idle[d] < EPS)
             fits_idle = ok
         for _, f in self.filters:
-            for _, passed in f.dynamic(task, view):
+            for _, passed in f.dynamic_checks(task, view):
                 ok &= passed
         score = st.score[view.idx]
         for _, s in self.scorers:
-            part = s.dynamic(task, view)
+            part = s.dynamic_score(task, view)
             if part is not None:
                 score += part
         return ok, fits_idle & ok, score
@@ -321,32 +349,27 @@ class Placer:
 
     def _batch_scores(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         total = None
-        answered = self._answered = []
-        for _, fn in self.batch:
+        answered: list[GroupTermsOffer | None] = []
+        self._answered = answered
+        for fn, offer in self.batch:
             part = fn(task, idx)
             if part is not None:
                 total = part if total is None else total + part
-                answered.append(fn)
+                answered.append(offer)
         return total
 
     def _group_terms(self, task: TaskInfo) -> GroupTerms | None:
         """The group terms of the one batch scorer that answered last, if it offers them."""
         if len(self._answered) != 1:
             return None
-        offer = getattr(self._answered[0], "group_terms", None)
-        return offer(task) if offer is not None else None
+        offer = self._answered[0]
+        return offer.group_terms(task) if offer is not None else None
 
     # --- public -------------------------------------------------------------------------------
     def node_scores(self, task: TaskInfo) -> np.ndarray:
         """NodeOrderFn sums on every node (no predicates, no batch normalization)."""
         _, _, score = self._dynamic(task, NodeView.of(self.nodes))
         return score
-
-    def feasible(self, task: TaskInfo, subset: np.ndarray | None = None) -> np.ndarray:
-        """Indices of nodes that pass resources and every predicate."""
-        view = NodeView.of(self.nodes, subset)
-        ok, _, _ = self._dynamic(task, view)
-        return view.idx[ok]
 
     def feasible_ignoring_resources(self, task: TaskInfo) -> np.ndarray:
         """Indices of nodes that only resources (and usage) keep ``task`` from: the nodes preempt
@@ -358,7 +381,8 @@ class Placer:
         """Node-order score of ``task`` on nodes ``idx`` (NodeOrderFn + BatchNodeOrderFn sums)."""
         score = self.node_scores(task)[idx]
         batch = self._batch_scores(task, idx) if len(idx) else None
-        return score if batch is None else score + batch
+        out: np.ndarray = score if batch is None else score + batch
+        return out
 
     def best_node(self, task: TaskInfo, subset: np.ndarray | None = None, depth: int = 1) -> Choice | None:
         """The node Volcano's allocate would pick; ``depth`` = replicas of this shape still to place."""
@@ -405,19 +429,10 @@ class Placer:
 
     def _reused_terms(self, lad: _Ladder | _TermLadder, task: TaskInfo) -> bool:
         """A term ladder continues for another task only if that task gets the same terms."""
-        keyers = self._keyers
-        if keyers is None:
-            # per batch scorer: the key group_terms(task) would carry, cheaply; or group_terms
-            keyers = self._keyers = [(getattr(fn, "terms_key", None), getattr(fn, "group_terms", None))
-                                     for _, fn in self.batch]
-        for ask, offer in keyers:
-            if ask is not None:
-                key = ask(task)
-            else:
-                terms = offer(task) if offer is not None else None
-                key = terms.key if terms is not None else None
+        for _, offer in self.batch:
+            key = offer.terms_key(task) if offer is not None else None
             if key is not None:
-                return key == lad.key  # type: ignore[union-attr]
+                return isinstance(lad, _TermLadder) and key == lad.key
         return False
 
     def _build_ladder(self, task: TaskInfo, idx: np.ndarray, score: np.ndarray, depth: int,
@@ -486,7 +501,7 @@ class Placer:
         key = (i, task.shape)
         found = self._explained_static.get(key)
         if found is None:
-            found = self._explained_static[key] = self.filters[i][1].static(task)
+            found = self._explained_static[key] = self.filters[i][1].static_checks(task)
         return found
 
     def explain(self, task: TaskInfo, subset: np.ndarray | None = None) -> str:
@@ -505,9 +520,9 @@ class Placer:
         for d in np.flatnonzero(req > 0):
             checks.append((f"Insufficient {self.nodes.space.names[d]}", req[d] - view.future_idle[d] < EPS))
         for i, (_, f) in enumerate(self.filters):
-            static = f.static(task) if subset is None else self._static_checks(i, task)
+            static = f.static_checks(task) if subset is None else self._static_checks(i, task)
             checks.extend((reason, passed[view.idx]) for reason, passed in static)
-            checks.extend(f.dynamic(task, view))
+            checks.extend(f.dynamic_checks(task, view))
         first = np.full(n, -1)
         for i, (_, passed) in enumerate(checks):
             first[(first < 0) & ~passed] = i

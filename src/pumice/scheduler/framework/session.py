@@ -1,56 +1,67 @@
 """A scheduling session: the snapshot, the plugins' callbacks, and Volcano's rules for combining them.
 
-Every extension point keeps its callbacks per plugin name. Evaluation walks the tiers in order and,
-inside a tier, the plugins in order, skipping a plugin whose ``enable*`` flag is off — exactly as
-Volcano's ``framework/session_plugins.go`` does. The combination rule of each point is documented
-on its method.
+Every extension point (:mod:`pumice.scheduler.framework.points`) keeps its callbacks per plugin
+name. Evaluation walks the tiers in order and, inside a tier, the plugins in order, skipping a
+plugin whose ``enable*`` flag is off — exactly as Volcano's ``framework/session_plugins.go`` does.
+The combination rule of each point is documented on its method.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from pumice.scheduler.cache import ClusterState, may_wait
-from pumice.scheduler.conf import PluginOption, SchedulerConf
-from pumice.scheduler.framework.plugin import PLUGINS, BatchScorer, NodeFilter, NodeScorer, Plugin
+from pumice.api.arguments import Arguments
+from pumice.scheduler.conf import SchedulerConf
+from pumice.scheduler.framework.points import (
+    ALLOCATABLE,
+    HYPERNODE_GRADIENT,
+    HYPERNODE_ORDER,
+    JOB_ENQUEUEABLE,
+    JOB_ENQUEUED,
+    JOB_ORDER,
+    JOB_PIPELINED,
+    JOB_READY,
+    JOB_STARVING,
+    JOB_VALID,
+    OVERUSED,
+    POINTS,
+    PRE_PREDICATE,
+    PREEMPTABLE,
+    PREEMPTIVE,
+    QUEUE_ORDER,
+    RECLAIMABLE,
+    SUBJOB_ORDER,
+    SUBJOB_PIPELINED,
+    SUBJOB_READY,
+    TASK_ORDER,
+    VICTIM_QUEUE_ORDER,
+    VICTIM_TASKS,
+    Point,
+    VictimsFn,
+)
 from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo, NodeTable, QueueInfo, TaskInfo
 from pumice.scheduler.resources import ResourceSpace
+from pumice.scheduler.snapshot import ClusterState, may_wait
 
-PERMIT, ABSTAIN, REJECT = 1, 0, -1
+if TYPE_CHECKING:
+    from pumice.scheduler.framework.placement import Placer
+    from pumice.scheduler.framework.plugin import Plugin
+    from pumice.scheduler.framework.statement import Statement
+    from pumice.scheduler.framework.usage import OpeningSums
+    from pumice.scheduler.topology.context import SearchRequest, TopologyContext
+    from pumice.scheduler.topology.subjobs import SubJob
+    from pumice.scheduler.topology.tree import HyperNodeInfo
 
-CompareFn = Callable[[Any, Any], int]
+F = TypeVar("F")
+T = TypeVar("T")
+
 EventFn = Callable[[TaskInfo], None]
-
-# extension point -> the plugin flag that switches it (None: always on)
-FLAGS: dict[str, str | None] = {
-    "job_order": "enableJobOrder",
-    "queue_order": "enableQueueOrder",
-    "victim_queue_order": None,
-    "task_order": "enableTaskOrder",
-    "predicate": "enablePredicate",
-    "pre_predicate": "enablePredicate",
-    "node_order": "enableNodeOrder",
-    "batch_node_order": "enableNodeOrder",
-    "best_node": "enableBestNode",
-    "preemptable": "enablePreemptable",
-    "reclaimable": "enableReclaimable",
-    "overused": "enabledOverused",
-    "allocatable": "enabledAllocatable",
-    "preemptive": "enablePreemptive",
-    "job_ready": "enableJobReady",
-    "job_pipelined": "enableJobPipelined",
-    "job_enqueueable": "enableJobEnqueued",
-    "job_enqueued": "enableJobEnqueued",
-    "job_starving": "enableJobStarving",
-    "job_valid": None,
-    "victim_tasks": "enabledVictim",
-    "hypernode_order": "enabledHyperNodeOrder",
-    "hypernode_gradient": "enabledHyperNodeGradient",
-}
+#: What builds a plugin from its configured arguments (a plugin class).
+PluginFactory = Callable[[Arguments], "Plugin"]
 
 
 class Session:
@@ -67,8 +78,8 @@ class Session:
         self.queues: dict[str, QueueInfo] = state.queues
         self.total_resource: np.ndarray = state.nodes.total
         self.plugins: dict[str, Plugin] = {}
-        self._fns: dict[str, dict[str, Any]] = {point: {} for point in FLAGS}
-        self._flat: dict[str, list[Any]] = {}
+        self._fns: dict[Point[Any], dict[str, Any]] = {point: {} for point in POINTS}
+        self._flat: dict[Point[Any], list[Any]] = {}
         self._event_handlers: list[tuple[EventFn | None, EventFn | None]] = []
         #: pods bound / evicted / pipelined by committed statements, in order.
         self.binds: dict[str, str] = {}
@@ -78,16 +89,19 @@ class Session:
         #: Per-queue explanations of why jobs did not get resources (for people).
         #: A reason may be a function that words it (only read if a job stays waiting).
         self.queue_reasons: dict[str, str | Callable[[], str]] = {}
-        #: Per-session memo for values several plugins derive from the same job at open.
-        self.memo: dict[Any, Any] = {}
         #: Jobs whose tasks or phase this session changed (they are reported at close), and what each
         #: held when first touched, i.e. at open: (allocated, allocated pods). See ``touch``.
         self.touched: set[str] = set()
         self.opening: dict[str, tuple[np.ndarray, int]] = {}
         #: Every statement of the session; what none committed or discarded is undone by ``revert``.
-        self.statements: list[Any] = []
-        # Set by the placement engine on first use.
-        self._placer: Any = None
+        self.statements: list[Statement] = []
+        # Per-session caches, built on first use by their owners:
+        #: the per-queue sums at open (:func:`pumice.scheduler.framework.usage.opening_usage`),
+        self.opening_sums: OpeningSums | None = None
+        #: the HyperNode tree and the jobs' SubJobs (:func:`pumice.scheduler.topology.topology_of`),
+        self.topology: TopologyContext | None = None
+        #: the placement engine (``placer``).
+        self._placer: Placer | None = None
         #: For the metrics: (plugin, "OnSessionOpen"/"OnSessionClose", seconds) of every plugin call, and
         #: the preempt action's attempts and the victims of its last successful one (Volcano's counters).
         self.plugin_seconds: list[tuple[str, str, float]] = []
@@ -123,14 +137,15 @@ class Session:
         return [job for uid in uids if (job := self.jobs.get(uid)) is not None]
 
     # --- lifecycle ---------------------------------------------------------------------------
-    def open(self) -> None:
+    def open(self, plugins: Mapping[str, PluginFactory]) -> None:
+        """Build the configured plugins from ``plugins`` (name -> factory) and let them register."""
         for tier in self.conf.tiers:
             for opt in tier.plugins:
-                cls = PLUGINS.get(opt.name)
-                if cls is None:
-                    continue  # Volcano logs and skips plugins it cannot build
+                factory = plugins.get(opt.name)
+                if factory is None:
+                    continue  # Volcano skips plugins it cannot build (the configuration warned)
                 start = time.perf_counter()
-                plugin = cls(opt.arguments)
+                plugin = factory(opt.args)
                 self.plugins[opt.name] = plugin
                 plugin.on_session_open(self)
                 self.plugin_seconds.append((opt.name, "OnSessionOpen", time.perf_counter() - start))
@@ -142,7 +157,7 @@ class Session:
             self.plugin_seconds.append((name, "OnSessionClose", time.perf_counter() - start))
 
     def dispose(self) -> None:
-        """Drop the plugins and their handlers: their closures and the session refer to each other,
+        """Drop the plugins and their handlers: their callbacks and the session refer to each other,
         and a long-running loop should free a finished session by reference counting, not leave
         ~150 objects of cyclic garbage per cycle to the collector."""
         self.plugins.clear()
@@ -150,8 +165,9 @@ class Session:
             fns.clear()
         self._flat.clear()
         self._event_handlers.clear()
-        self.memo.clear()
         self.statements.clear()
+        self.opening_sums = None
+        self.topology = None
         self._placer = None
 
     def revert(self) -> None:
@@ -163,7 +179,7 @@ class Session:
         self.statements.clear()
 
     @property
-    def placer(self) -> Any:
+    def placer(self) -> Placer:
         if self._placer is None:
             from pumice.scheduler.framework.placement import Placer
 
@@ -171,10 +187,12 @@ class Session:
         return self._placer
 
     # --- registration ------------------------------------------------------------------------
-    def add(self, point: str, plugin: str, fn: Any) -> None:
-        if point not in self._fns:
+    def add(self, point: Point[F], plugin: str, fn: F) -> None:
+        """Register ``plugin``'s callback ``fn`` at ``point``."""
+        fns = self._fns.get(point)
+        if fns is None:
             raise KeyError(f"unknown extension point {point!r}")
-        self._fns[point][plugin] = fn
+        fns[plugin] = fn
         self._flat.clear()
 
     def add_event_handler(self, allocate: EventFn | None = None, deallocate: EventFn | None = None) -> None:
@@ -190,47 +208,44 @@ class Session:
             if dealloc is not None:
                 dealloc(task)
 
-    def _registered(self, point: str) -> Iterable[list[tuple[PluginOption, Any]]]:
-        """Per tier, the enabled (option, fn) pairs registered at ``point``."""
+    def _tiers(self, point: Point[F]) -> Iterator[list[tuple[str, F]]]:
+        """Per tier, the (plugin name, callback) pairs registered at ``point`` whose flag is on."""
         fns = self._fns[point]
-        for options in self.conf.enabled_options(FLAGS[point]):
-            yield [(opt, fns[opt.name]) for opt in options if opt.name in fns]
+        for options in self.conf.enabled_options(point.flag):
+            yield [(opt.name, fns[opt.name]) for opt in options if opt.name in fns]
 
-    def _all(self, point: str) -> list[Any]:
+    def registered(self, point: Point[F]) -> list[tuple[str, F]]:
+        """The enabled (plugin name, callback) pairs of ``point``, in tier and plugin order."""
+        return [pair for tier in self._tiers(point) for pair in tier]
+
+    def callbacks(self, point: Point[F]) -> list[F]:
+        """The enabled callbacks of ``point`` in order (kept until the next registration)."""
         flat = self._flat.get(point)
         if flat is None:
-            flat = self._flat[point] = [fn for tier in self._registered(point) for _, fn in tier]
+            flat = self._flat[point] = [fn for tier in self._tiers(point) for _, fn in tier]
         return flat
 
-    def has(self, point: str) -> bool:
-        return bool(self._all(point))
-
     # --- orders: first non-zero answer wins, then the default order ----------------------------
-    def _compare(self, point: str, left: Any, right: Any) -> int:
-        for fn in self._all(point):
+    def job_order_less(self, left: JobInfo, right: JobInfo) -> bool:
+        for fn in self.callbacks(JOB_ORDER):
             c = fn(left, right)
             if c != 0:
-                return c
-        return 0
-
-    def job_order_less(self, left: JobInfo, right: JobInfo) -> bool:
-        c = self._compare("job_order", left, right)
-        if c != 0:
-            return c < 0
+                return c < 0
         if left.creation != right.creation:
             return left.creation < right.creation
         return left.uid < right.uid
 
     def queue_order_less(self, left: QueueInfo, right: QueueInfo) -> bool:
-        c = self._compare("queue_order", left, right)
-        if c != 0:
-            return c < 0
+        for fn in self.callbacks(QUEUE_ORDER):
+            c = fn(left, right)
+            if c != 0:
+                return c < 0
         if left.creation != right.creation:
             return left.creation < right.creation
         return left.uid < right.uid
 
     def victim_queue_order_less(self, left: QueueInfo, right: QueueInfo, preemptor: TaskInfo) -> bool:
-        for fn in self._all("victim_queue_order"):
+        for fn in self.callbacks(VICTIM_QUEUE_ORDER):
             c = fn(left, right, preemptor)
             if c != 0:
                 return c < 0
@@ -238,7 +253,7 @@ class Session:
 
     def task_order_cmp(self, left: TaskInfo, right: TaskInfo) -> int:
         """TaskOrderFn as a three-way comparison (negative: ``left`` goes first)."""
-        for fn in self._all("task_order"):
+        for fn in self.callbacks(TASK_ORDER):
             c = fn(left, right)
             if c != 0:
                 return c
@@ -254,27 +269,28 @@ class Session:
     def task_order_less(self, left: TaskInfo, right: TaskInfo) -> bool:
         return self.task_order_cmp(left, right) < 0
 
-    # --- predicates and node order -------------------------------------------------------------
+    def subjob_order_less(self, left: SubJob, right: SubJob) -> bool:
+        """SubJobOrderFn: first non-zero answer, then the match index, then the UID."""
+        for fn in self.callbacks(SUBJOB_ORDER):
+            c = fn(left, right)
+            if c != 0:
+                return c < 0
+        if left.match_index != right.match_index:
+            return left.match_index < right.match_index
+        return left.uid < right.uid
+
+    # --- predicates ----------------------------------------------------------------------------
     def pre_predicate(self, task: TaskInfo) -> str | None:
         """First error wins."""
-        for fn in self._all("pre_predicate"):
+        for fn in self.callbacks(PRE_PREDICATE):
             err = fn(task)
             if err:
                 return err
         return None
 
-    def node_filters(self) -> list[tuple[str, NodeFilter]]:
-        return [(opt.name, fn) for tier in self._registered("predicate") for opt, fn in tier]
-
-    def node_scorers(self) -> list[tuple[str, NodeScorer]]:
-        return [(opt.name, fn) for tier in self._registered("node_order") for opt, fn in tier]
-
-    def batch_scorers(self) -> list[tuple[str, BatchScorer]]:
-        return [(opt.name, fn) for tier in self._registered("batch_node_order") for opt, fn in tier]
-
     # --- victims: intersection inside a tier, first tier with an answer wins -------------------
-    def _victims(self, point: str, actor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
-        for tier in self._registered(point):
+    def _victims(self, point: Point[VictimsFn], actor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        for tier in self._tiers(point):
             victims: list[TaskInfo] | None = None
             for _, fn in tier:
                 chosen, abstain = fn(actor, candidates)
@@ -293,14 +309,14 @@ class Session:
         return []
 
     def preemptable(self, preemptor: TaskInfo, preemptees: list[TaskInfo]) -> list[TaskInfo]:
-        return self._victims("preemptable", preemptor, preemptees)
+        return self._victims(PREEMPTABLE, preemptor, preemptees)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> list[TaskInfo]:
-        return self._victims("reclaimable", reclaimer, reclaimees)
+        return self._victims(RECLAIMABLE, reclaimer, reclaimees)
 
     def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
         """Union inside a tier; the first tier with a non-empty set wins."""
-        for tier in self._registered("victim_tasks"):
+        for tier in self._tiers(VICTIM_TASKS):
             found: dict[str, TaskInfo] = {}
             for _, fn in tier:
                 for t in fn(tasks):
@@ -312,40 +328,41 @@ class Session:
     # --- queue gates ----------------------------------------------------------------------------
     def overused(self, queue: QueueInfo) -> bool:
         """OR over plugins."""
-        return any(fn(queue) for fn in self._all("overused"))
+        return any(fn(queue) for fn in self.callbacks(OVERUSED))
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
         """AND over plugins."""
-        for fn in self._all("allocatable"):  # noqa: SIM110 - hot path, no generator
+        for fn in self.callbacks(ALLOCATABLE):  # noqa: SIM110 - hot path, no generator
             if not fn(queue, task):
                 return False
         return True
 
     def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
         """AND over plugins: may this queue take resources back for ``task``?"""
-        return all(fn(queue, task) for fn in self._all("preemptive"))
+        return all(fn(queue, task) for fn in self.callbacks(PREEMPTIVE))
 
     # --- job predicates ----------------------------------------------------------------------
     def job_valid(self, job: JobInfo) -> str | None:
         """The first failing plugin's reason, or None."""
-        for fn in self._all("job_valid"):
+        for fn in self.callbacks(JOB_VALID):
             err = fn(job)
             if err:
                 return err
         return None
 
     def job_ready(self, job: JobInfo) -> bool:
-        for fn in self._all("job_ready"):  # noqa: SIM110 - hot path, no generator
+        """AND over plugins."""
+        for fn in self.callbacks(JOB_READY):  # noqa: SIM110 - hot path, no generator
             if not fn(job):
                 return False
         return True
 
-    def _vote(self, point: str, job: JobInfo) -> bool:
+    def _vote(self, point: Point[Callable[[T], int]], subject: T) -> bool:
         """Reject anywhere: false; a permit in a tier: true; all abstain: true."""
-        for tier in self._registered(point):
+        for tier in self._tiers(point):
             permitted = False
             for _, fn in tier:
-                res = fn(job)
+                res = fn(subject)
                 if res < 0:
                     return False
                 if res > 0:
@@ -355,22 +372,47 @@ class Session:
         return True
 
     def job_pipelined(self, job: JobInfo) -> bool:
-        return self._vote("job_pipelined", job)
+        return self._vote(JOB_PIPELINED, job)
 
     def job_enqueueable(self, job: JobInfo) -> bool:
-        return self._vote("job_enqueueable", job)
+        return self._vote(JOB_ENQUEUEABLE, job)
 
     def job_enqueued(self, job: JobInfo) -> None:
-        for fn in self._all("job_enqueued"):
+        for fn in self.callbacks(JOB_ENQUEUED):
             fn(job)
 
     def job_starving(self, job: JobInfo) -> bool:
         """AND inside the first tier that has any function; false if none has."""
-        for tier in self._registered("job_starving"):
+        for tier in self._tiers(JOB_STARVING):
             if not tier:
                 continue
             return all(fn(job) for _, fn in tier)
         return False
+
+    # --- SubJobs (for jobs with a subGroupPolicy) and HyperNodes -----------------------------------
+    def subjob_ready(self, subjob: SubJob) -> bool:
+        """AND over plugins."""
+        return all(fn(subjob) for fn in self.callbacks(SUBJOB_READY))
+
+    def subjob_pipelined(self, subjob: SubJob) -> bool:
+        """A vote, as ``job_pipelined``."""
+        return self._vote(SUBJOB_PIPELINED, subjob)
+
+    def hypernode_gradients(self, request: SearchRequest, root: HyperNodeInfo,
+                            purpose: str) -> list[list[HyperNodeInfo]]:
+        """The first enabled HyperNodeGradientFn answers; without one the search root is the only candidate."""
+        for fn in self.callbacks(HYPERNODE_GRADIENT):
+            return fn(request, root, purpose) or []
+        return [[root]]
+
+    def hypernode_scores(self, subjob: SubJob, candidates: list[HyperNodeInfo]) -> dict[str, float]:
+        """Σ over enabled HyperNodeOrderFns (Volcano ``PrioritizeHyperNodes``)."""
+        total = {hn.name: 0.0 for hn in candidates}
+        for fn in self.callbacks(HYPERNODE_ORDER):
+            for name, score in fn(subjob, candidates).items():
+                if name in total:
+                    total[name] += score
+        return total
 
     # --- helpers for actions --------------------------------------------------------------------
     def touch(self, job: JobInfo) -> None:

@@ -8,11 +8,14 @@ job (a live cluster holds every running job in every session).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo
+
+if TYPE_CHECKING:
+    from pumice.scheduler.framework.session import Session
 
 
 @dataclass(slots=True)
@@ -35,10 +38,19 @@ def _by_queue(codes: np.ndarray, rows: np.ndarray, n_queues: int) -> np.ndarray:
     return out
 
 
-def _sums(jobs: list[JobInfo], width: int) -> tuple[dict[str, QueueUsage], dict[str, int]]:
+@dataclass(slots=True)
+class OpeningSums:
+    """The per-queue sums as a session opened (kept on the session: ``Session.opening_sums``)."""
+
+    usage: dict[str, QueueUsage]
+    #: Per queue, its allocated pods.
+    pods: dict[str, int]
+
+
+def _sums(jobs: list[JobInfo], width: int) -> OpeningSums:
     """Per-queue sums and allocated pods."""
     if not jobs:
-        return {}, {}
+        return OpeningSums({}, {})
     zeros = np.zeros(width)
     alloc = np.array([j.allocated for j in jobs])
     pending = np.array([j.pending_request for j in jobs])
@@ -51,6 +63,7 @@ def _sums(jobs: list[JobInfo], width: int) -> tuple[dict[str, QueueUsage], dict[
     elastic = np.maximum(alloc - mins, 0)  # minResources of zero for jobs without: all of it
     index = {name: i for i, name in enumerate(dict.fromkeys(j.queue for j in jobs))}
     pods = [j.count(ALLOCATED_STATUS) for j in jobs]
+    queue_pods: list[int]
     if len(index) == 1:
         sums = [m.sum(axis=0, keepdims=True) for m in (alloc, pending, inqueue, elastic)]
         queue_pods = [sum(pods)]
@@ -63,30 +76,25 @@ def _sums(jobs: list[JobInfo], width: int) -> tuple[dict[str, QueueUsage], dict[
                          elastic=sums[3][i])
         for name, i in index.items()
     }
-    return usage, {name: queue_pods[i] for name, i in index.items()}
+    return OpeningSums(usage, {name: queue_pods[i] for name, i in index.items()})
 
 
 def opening_usage(ssn: Session) -> dict[str, QueueUsage]:
     """The sums as the session opened (computed once, whichever plugin asks first)."""
-    return _opening(ssn)[0]
-
-
-def _opening(ssn: Session) -> tuple[dict[str, QueueUsage], dict[str, int]]:
-    sums = ssn.memo.get("opening_sums")
-    if sums is None:
-        sums = ssn.memo["opening_sums"] = _sums(list(ssn.jobs.values()), ssn.space.size)
-    return sums
+    if ssn.opening_sums is None:
+        ssn.opening_sums = _sums(list(ssn.jobs.values()), ssn.space.size)
+    return ssn.opening_sums.usage
 
 
 def closing_allocated(ssn: Session) -> dict[str, tuple[np.ndarray, int]]:
     """Per queue, (what its jobs hold, how many pods) as the session leaves them: the opening sums
     plus what the jobs this session changed gained or lost (only statements and actions change
     jobs, and they touch them first: ``Session.touch`` keeps what each held at open)."""
-    sums = ssn.memo.get("opening_sums")
+    sums = ssn.opening_sums
     if sums is None:  # nobody asked at open: the sums now are the answer
-        usage, pods = _sums(list(ssn.jobs.values()), ssn.space.size)
-        return {q: (u.allocated, pods[q]) for q, u in usage.items()}
-    usage, pods = sums
+        now = _sums(list(ssn.jobs.values()), ssn.space.size)
+        return {q: (u.allocated, now.pods[q]) for q, u in now.usage.items()}
+    usage, pods = sums.usage, sums.pods
     out = {q: (u.allocated.copy(), pods[q]) for q, u in usage.items()}
     for uid, (allocated_then, pods_then) in ssn.opening.items():
         job = ssn.jobs.get(uid)

@@ -90,7 +90,7 @@ def predicates_pass(ssn: Session, task: TaskInfo, node: int, *, releasing_gone: 
         nodes.task_count[node] -= len(leaving)
     try:
         view = NodeView.of(nodes, np.array([node]))
-        return all(bool(passed.all()) for _, f in ssn.placer.filters for _, passed in f.dynamic(task, view))
+        return all(bool(passed.all()) for _, f in ssn.placer.filters for _, passed in f.dynamic_checks(task, view))
     finally:
         if leaving:
             nodes.tasks[node] = placed
@@ -103,7 +103,8 @@ def could_make_room(ssn: Session, task: TaskInfo, idx: np.ndarray) -> np.ndarray
     nodes = ssn.nodes
     room = nodes.future_idle()[:, idx] + nodes.used[:, idx]
     ok = np.all(task.init_resreq[:, None] - room < EPS, axis=0) & (nodes.task_count[idx] > 0)
-    return idx[ok]
+    out: np.ndarray = idx[ok]
+    return out
 
 
 def validate_victims(ssn: Session, preemptor: TaskInfo, node: int, victims: Sequence[TaskInfo]) -> bool:

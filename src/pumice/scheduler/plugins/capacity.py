@@ -10,16 +10,28 @@ queue of the session.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from pumice.scheduler.framework.plugin import Plugin, register_plugin
-from pumice.scheduler.framework.session import PERMIT, REJECT, Session
+from pumice.api.arguments import Arguments
+from pumice.scheduler.framework.plugin import Plugin
+from pumice.scheduler.framework.points import (
+    ALLOCATABLE,
+    JOB_ENQUEUEABLE,
+    JOB_ENQUEUED,
+    PERMIT,
+    PREEMPTIVE,
+    QUEUE_ORDER,
+    RECLAIMABLE,
+    REJECT,
+    VICTIM_QUEUE_ORDER,
+)
+from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.victims import victim_order
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
 from pumice.scheduler.plugins.capacity_tree import ROOT, QueueAttr, Tree, build_flat, build_tree
 from pumice.scheduler.resources import EPS, less_equal
+
+ANCESTOR_RECLAIM_LEVEL = "ancestorReclaimLevel"
 
 
 def exceeds(amount: np.ndarray, limit: np.ndarray, req: np.ndarray) -> bool:
@@ -64,19 +76,20 @@ def common_level(left: QueueAttr, right: QueueAttr) -> int:
     return level
 
 
-@register_plugin
 class CapacityPlugin(Plugin):
     name = "capacity"
 
-    def __init__(self, arguments: dict[str, Any]) -> None:
+    def __init__(self, arguments: Arguments) -> None:
         super().__init__(arguments)
-        try:
-            level = int(arguments.get("ancestorReclaimLevel", 0) or 0)
-        except (TypeError, ValueError):
+        level = arguments.get_int(ANCESTOR_RECLAIM_LEVEL, 0)
+        if level < 0:
+            arguments.warn(ANCESTOR_RECLAIM_LEVEL, f"{level} is negative; using 0")
             level = 0
-        self.ancestor_reclaim_level = max(level, 0)
+        self.ancestor_reclaim_level = level
+        #: Per queue: its quotas and what it holds.
         self.attrs: dict[str, QueueAttr] = {}
         self.hierarchy = False
+        #: Queues that cannot schedule (unknown parent, cycle), with the reason.
         self.broken: dict[str, str] = {}
 
     def on_session_open(self, ssn: Session) -> None:
@@ -132,15 +145,21 @@ class CapacityPlugin(Plugin):
 
     # --- registration -------------------------------------------------------------------------
     def _register(self, ssn: Session) -> None:
-        ssn.add("queue_order", self.name, self.queue_order)
+        ssn.add(QUEUE_ORDER, self.name, self.queue_order)
         if self.hierarchy:
-            ssn.add("victim_queue_order", self.name, self.victim_queue_order)
-        ssn.add("reclaimable", self.name, self.reclaimable)
-        ssn.add("preemptive", self.name, self.preemptive)
-        ssn.add("allocatable", self.name, self.allocatable)
-        ssn.add("job_enqueueable", self.name, self.enqueueable)
-        ssn.add("job_enqueued", self.name, self.enqueued)
-        ssn.add_event_handler(lambda t: self._update(t, 1.0), lambda t: self._update(t, -1.0))
+            ssn.add(VICTIM_QUEUE_ORDER, self.name, self.victim_queue_order)
+        ssn.add(RECLAIMABLE, self.name, self.reclaimable)
+        ssn.add(PREEMPTIVE, self.name, self.preemptive)
+        ssn.add(ALLOCATABLE, self.name, self.allocatable)
+        ssn.add(JOB_ENQUEUEABLE, self.name, self.enqueueable)
+        ssn.add(JOB_ENQUEUED, self.name, self.enqueued)
+        ssn.add_event_handler(self.on_allocate, self.on_deallocate)
+
+    def on_allocate(self, task: TaskInfo) -> None:
+        self._update(task, 1.0)
+
+    def on_deallocate(self, task: TaskInfo) -> None:
+        self._update(task, -1.0)
 
     # --- orders -------------------------------------------------------------------------------
     @staticmethod

@@ -9,6 +9,7 @@ scalar set to 0 from a missing one when it looks for over-deserved dimensions).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +52,7 @@ class QueueAttr:
         self.share = float(np.max(self.allocated[dims] / self.deserved[dims]))
 
 
-def _keys(space: ResourceSpace, resources: dict | None) -> np.ndarray:
+def _keys(space: ResourceSpace, resources: dict[str, Any] | None) -> np.ndarray:
     mask = np.zeros(space.size, dtype=bool)
     for name in resources or {}:
         i = space.index.get(name)
@@ -82,7 +83,8 @@ def job_inqueue(job: JobInfo) -> np.ndarray | None:
     if job.phase == "Inqueue" or (
         job.phase == "Running" and job.count(ALLOCATED_STATUS | TaskStatus.SUCCEEDED) >= job.min_available
     ):
-        return np.maximum(job.min_resources - job.allocated, 0)
+        out: np.ndarray = np.maximum(job.min_resources - job.allocated, 0)
+        return out
     return None
 
 
@@ -100,7 +102,8 @@ def add_job(attr: QueueAttr, job: JobInfo) -> None:
 
 
 def _real_capability(base: np.ndarray, guarantees: np.ndarray, attr: QueueAttr) -> np.ndarray:
-    return np.minimum(np.maximum(base - guarantees, 0) + attr.guarantee, attr.capability)
+    out: np.ndarray = np.minimum(np.maximum(base - guarantees, 0) + attr.guarantee, attr.capability)
+    return out
 
 
 def build_flat(ssn: Session) -> dict[str, QueueAttr]:
@@ -192,8 +195,8 @@ def _link(ssn: Session, attrs: dict[str, QueueAttr], broken: dict[str, str], nam
     if attr.ancestors:
         return True
     if name in visiting:
-        for q in visiting[visiting.index(name):]:
-            broken[q] = f"queue {q} is in a cycle of parents: {' -> '.join([*visiting, name])}"
+        for member in visiting[visiting.index(name):]:
+            broken[member] = f"queue {member} is in a cycle of parents: {' -> '.join([*visiting, name])}"
         return False
     q = ssn.queues[name]
     parent = q.parent or ROOT

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pumice.scheduler.framework.plugin import Plugin, register_plugin
-from pumice.scheduler.framework.session import PERMIT, Session
+from pumice.scheduler.framework.plugin import Plugin
+from pumice.scheduler.framework.points import PERMIT, PREEMPTABLE, RECLAIMABLE
+from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import TaskInfo
 
 CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -14,13 +15,12 @@ def is_critical(task: TaskInfo) -> bool:
     return spec.get("priorityClassName") in CRITICAL_CLASSES or task.namespace == "kube-system"
 
 
-@register_plugin
 class ConformancePlugin(Plugin):
     name = "conformance"
 
     def on_session_open(self, ssn: Session) -> None:
-        def evictable(actor: TaskInfo, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
-            return [t for t in candidates if not is_critical(t)], PERMIT
+        ssn.add(PREEMPTABLE, self.name, self.evictable)
+        ssn.add(RECLAIMABLE, self.name, self.evictable)
 
-        ssn.add("preemptable", self.name, evictable)
-        ssn.add("reclaimable", self.name, evictable)
+    def evictable(self, actor: TaskInfo, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+        return [t for t in candidates if not is_critical(t)], PERMIT

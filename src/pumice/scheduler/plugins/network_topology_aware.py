@@ -13,84 +13,117 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from pumice.api.arguments import Arguments
 from pumice.scheduler.framework.placement import GroupTerms
-from pumice.scheduler.framework.plugin import Plugin, register_plugin
+from pumice.scheduler.framework.plugin import Plugin
+from pumice.scheduler.framework.points import BATCH_NODE_ORDER, HYPERNODE_GRADIENT, HYPERNODE_ORDER
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import JobInfo, TaskInfo
 from pumice.scheduler.resources import CPU, EPS, MEMORY
-from pumice.scheduler.topology.context import (
-    PURPOSE_ALLOCATE,
-    PURPOSE_EVICT,
-    SearchRequest,
-    TopologyContext,
-    topology_of,
-)
+from pumice.scheduler.topology.context import PURPOSE_ALLOCATE, PURPOSE_EVICT, SearchRequest, topology_of
 from pumice.scheduler.topology.resources import HyperNodeResources, RowScorer, binpack_scores
 from pumice.scheduler.topology.subjobs import SubJob, ordered_sum
 from pumice.scheduler.topology.tree import HyperNodeInfo
 
 MAX_SCORE = 100.0
 _NORMAL_POD = "network-topology-aware/normal-pod"
+RESOURCES = "hypernode.binpack.resources"
 
 
-def _int(args: dict[str, Any], key: str, default: int) -> int:
-    value = args.get(key)
-    try:
-        out = int(value) if value is not None else default
-    except (TypeError, ValueError):
-        return default
-    return default if out < 0 else out
+def _non_negative(arguments: Arguments, key: str, default: int) -> int:
+    """An integer argument; a negative one counts as the default (as in Volcano)."""
+    value = arguments.get_int(key, default)
+    if value < 0:
+        arguments.warn(key, f"{value} is negative; using {default}")
+        value = default
+    return value
 
 
-def _float(args: dict[str, Any], key: str, default: float) -> float:
-    value = args.get(key)
-    try:
-        out = float(value) if value is not None else default
-    except (TypeError, ValueError):
-        return default
-    return default if out < 0 else out
+@dataclass(slots=True)
+class NodeGroups:
+    """Nodes grouped by their HyperNode at every normal-pod tier (built once per session)."""
+
+    #: node -> its group.
+    group: np.ndarray
+    #: tiers x groups: the group's HyperNode row at each tier (-1: none).
+    rows: np.ndarray
+    #: Per tier: its weight (fading^(tier-1)), and their sum.
+    weights: list[float]
+    weight_sum: float
+    #: Per group: (tier weight, row) for each tier, in tier order (row -1: none).
+    weighted_rows: list[list[tuple[float, int]]]
+    #: Per tier: (weight, which groups have a HyperNode at the tier, their row or 0); None when all
+    #: have one (np.where would change nothing).
+    parts: list[tuple[float, np.ndarray | None, np.ndarray]]
+
+    #: Whether the tier weights make a score.
+    scores: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.scores = self.weight_sum > 0 and not math.isinf(self.weight_sum)
 
 
-def _bool(args: dict[str, Any], key: str, default: bool) -> bool:
-    value = args.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() == "true"
+class TierRows:
+    """Per node: (row, tier position) of its HyperNodes at the normal-pod tiers, on first ask."""
+
+    __slots__ = ("known", "positions", "res")
+
+    def __init__(self, res: HyperNodeResources, positions: list[int]) -> None:
+        self.res = res
+        #: Per HyperNode row: the position of its tier among the normal-pod tiers (-1: none).
+        self.positions = positions
+        self.known: dict[int, list[tuple[int, int]]] = {}
+
+    def of(self, node: int) -> list[tuple[int, int]]:
+        found = self.known.get(node)
+        if found is None:
+            pos = self.positions
+            found = self.known[node] = [(r, pos[r]) for r in self.res.rows_of_node(node) if pos[r] >= 0]
+        return found
 
 
-class _Topo:
-    """The plugin's callbacks for one session."""
+class NetworkTopologyAwarePlugin(Plugin):
+    """The plugin; it also offers the placement engine group terms for normal pods
+    (:class:`GroupTermsOffer`) and topology allocate its search shortcuts
+    (:class:`HyperNodeSearchShortcuts`)."""
 
-    #: ``hypernode_order`` scores each HyperNode by itself, plus a bonus below one point per 100 only
-    #: for HyperNodes tied at the best score (topology allocate relies on it to stop dry runs early).
-    ORDER_TIES_ONLY_AT_MAX = True
+    name = "network-topology-aware"
 
-    def __init__(self, ssn: Session, ctx: TopologyContext, args: dict[str, Any]) -> None:
+    def __init__(self, arguments: Arguments) -> None:
+        super().__init__(arguments)
+        self.weight = _non_negative(arguments, "weight", 1)
+        #: Per resource name: its weight in HyperNode binpacking.
+        self.resource_weights = {CPU: _non_negative(arguments, "hypernode.binpack.cpu", 1),
+                                 MEMORY: _non_negative(arguments, "hypernode.binpack.memory", 1)}
+        for name in (n.strip() for n in arguments.get_string(RESOURCES, "").split(",")):
+            if name and name not in (CPU, MEMORY):  # the cpu / memory weights win, as in Volcano
+                self.resource_weights[name] = _non_negative(arguments, f"{RESOURCES}.{name}", 1)
+        self.normal_pods = arguments.get_bool("hypernode.binpack.normal-pod.enable", True)
+        fading = arguments.get_float("hypernode.binpack.normal-pod.fading", 0.8)
+        if fading < 0:
+            arguments.warn("hypernode.binpack.normal-pod.fading", f"{fading:g} is negative; using 0.8")
+            fading = 0.8
+        self.fading = fading
+        evict_max = arguments.get_int("hypernode.gradient.evict.max-hypernodes", 8)
+        if evict_max <= 0:
+            arguments.warn("hypernode.gradient.evict.max-hypernodes", f"{evict_max} is not positive; using 8")
+            evict_max = 8
+        self.evict_max = evict_max
+
+    def on_session_open(self, ssn: Session) -> None:
         self.ssn = ssn
-        self.ctx = ctx
-        self.tree = ctx.tree
-        self.weight = _int(args, "weight", 1)
-        names = {CPU: _int(args, "hypernode.binpack.cpu", 1), MEMORY: _int(args, "hypernode.binpack.memory", 1)}
-        for name in str(args.get("hypernode.binpack.resources") or "").split(","):
-            name = name.strip()
-            if name:
-                names[name] = _int(args, f"hypernode.binpack.resources.{name}", 1)
+        ctx = self.ctx = topology_of(ssn)
+        tree = self.tree = ctx.tree
         self.weights = np.full(ssn.space.size, np.nan)
-        for name, w in names.items():
+        for name, w in self.resource_weights.items():
             if name in ssn.space.index:
                 self.weights[ssn.space.index[name]] = w
-        self.normal_pods = _bool(args, "hypernode.binpack.normal-pod.enable", True)
-        self.fading = _float(args, "hypernode.binpack.normal-pod.fading", 0.8)
-        self.evict_max = _int(args, "hypernode.gradient.evict.max-hypernodes", 8) or 8
-        self.res = HyperNodeResources(self.tree, ssn.nodes)
-        ctx.resources = self.res
-        tiers = self.tree.tiers
+        self.res = ctx.resources = HyperNodeResources(tree, ssn.nodes)
+        tiers = tree.tiers
         self.min_tier, self.max_tier = (tiers[0], tiers[-1]) if tiers else (0, 0)
         self._tier_tables: dict[str, np.ndarray] = {}
         #: The last ``alone_bounds``: (SubJob, HyperNode usage then, per HyperNode row its score
@@ -102,22 +135,21 @@ class _Topo:
         self._listed: dict[int, tuple[list[HyperNodeInfo], np.ndarray]] = {}
         #: Per HyperNode row: the rows of its subtree by (tier, name), and their tiers.
         self._subtrees: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._group_cache: tuple[np.ndarray, np.ndarray, list[float], float] | None = None
-        self._group_parts: list[tuple[float, np.ndarray | None, np.ndarray]] = []
-        self._group_weighted_rows: list[list[tuple[float, int]]] = []
-        #: Per pod request: per-HyperNode scores; (len(_changed) when computed, per-group scores).
+        self._groups: NodeGroups | None = None
+        #: Per pod request: per-HyperNode scores; (len(changed) when computed, per-group scores).
         self._row_cache: dict[bytes, _RowScores] = {}
         self._score_cache: dict[bytes, tuple[int, np.ndarray]] = {}
-        #: Per HyperNode row: the position of its tier among the normal-pod tiers (-1: none).
-        self._tier_pos: list[int] = [h.tier - self.min_tier if self.min_tier <= h.tier <= self.max_tier else -1
-                                     for h in self.tree.rows]
-        #: Per node: (row, tier position) of its HyperNodes at the normal-pod tiers.
-        self._tier_rows: dict[int, list[tuple[int, int]]] = {}
+        self.tier_rows = TierRows(self.res, [h.tier - self.min_tier if self.min_tier <= h.tier <= self.max_tier
+                                             else -1 for h in tree.rows])
         #: Per HyperNode row: whether it has HyperNode children, and its tier.
-        self._has_children = np.array([bool(h.children) for h in self.tree.rows], dtype=bool)
-        self._row_tiers = np.array([h.tier for h in self.tree.rows], dtype=np.int64)
+        self._has_children = np.array([bool(h.children) for h in tree.rows], dtype=bool)
+        self._row_tiers = np.array([h.tier for h in tree.rows], dtype=np.int64)
         #: Nodes of every allocate / deallocate event: their HyperNodes' usage changed.
-        self._changed: list[int] = []
+        self.changed: list[int] = []
+        ssn.add(HYPERNODE_GRADIENT, self.name, self.gradient)
+        ssn.add(HYPERNODE_ORDER, self.name, self.hypernode_order)
+        ssn.add(BATCH_NODE_ORDER, self.name, self.batch_node_order)
+        ssn.add_event_handler(self.on_allocate, self.on_deallocate)
 
     # --- gradients ------------------------------------------------------------------------------
     def gradient(self, req: SearchRequest, root: HyperNodeInfo, purpose: str) -> list[list[HyperNodeInfo]] | None:
@@ -195,9 +227,12 @@ class _Topo:
         if req.allocated_hypernode:
             return np.ones(n, dtype=bool)  # no resource pre-filter once part of the job runs
         need = req.min_resource[:, None]
+        ok: np.ndarray
         if purpose == PURPOSE_EVICT:
-            return np.all(need - self.res.allocatable < EPS, axis=0)
-        return np.all(need - self.res.idle < EPS, axis=0) | np.all(need - self.res.future_idle < EPS, axis=0)
+            ok = np.all(need - self.res.allocatable < EPS, axis=0)
+        else:
+            ok = np.all(need - self.res.idle < EPS, axis=0) | np.all(need - self.res.future_idle < EPS, axis=0)
+        return ok
 
     def _evict_order(self, gradients: list[list[HyperNodeInfo]]) -> list[list[HyperNodeInfo]]:
         """Widest domains first, at most ``hypernode.gradient.evict.max-hypernodes`` in all."""
@@ -277,7 +312,8 @@ class _Topo:
                     out[i] = scaled[i]
                 else:
                     out[i] = math.inf
-        return out.tolist()
+        bounds: list[float] = out.tolist()
+        return bounds
 
     # --- node order -----------------------------------------------------------------------------
     def _tier_table(self, allocated: str) -> np.ndarray:
@@ -324,10 +360,9 @@ class _Topo:
         return score
 
     # --- normal pods: HyperNode binpacking by tier, as a term of the node's group ------------------
-    def _groups(self) -> tuple[np.ndarray, np.ndarray, list[float], float] | None:
-        """Nodes grouped by their HyperNode at every tier: (node -> group, tiers x groups of rows,
-        tier weights, their sum); None when the weights make no score."""
-        if self._group_cache is None:
+    def _node_groups(self) -> NodeGroups:
+        """Nodes grouped by their HyperNode at every normal-pod tier (built on first use)."""
+        if self._groups is None:
             tiers = range(self.min_tier, self.max_tier + 1)
             weights: list[float] = []
             for tier in tiers:
@@ -340,69 +375,55 @@ class _Topo:
                 weight_sum += w
             table = np.stack([self.tree.rows_at_tier(t) for t in tiers])
             rows, group = np.unique(table, axis=1, return_inverse=True)
-            self._group_cache = (group.reshape(-1).astype(np.int64), rows, weights, weight_sum)
-            #: Per group: (tier weight, row) for each tier, in tier order (row -1: none).
-            self._group_weighted_rows = [[(w, int(rows[i, g])) for i, w in enumerate(weights)]
-                                         for g in range(rows.shape[1])]
-            #: Per tier: (weight, which groups have a HyperNode at the tier, their row or 0); None
-            #: when all have one (np.where would change nothing).
-            self._group_parts = [(w, None if (rows[i] >= 0).all() else rows[i] >= 0, np.maximum(rows[i], 0))
-                                 for i, w in enumerate(weights)]
-        group, rows, weights, weight_sum = self._group_cache
-        if not weight_sum > 0 or math.isinf(weight_sum):
-            return None
-        return self._group_cache
-
-    def _tier_rows_of(self, node: int) -> list[tuple[int, int]]:
-        """(row, tier position) of the node's HyperNodes at the normal-pod tiers."""
-        found = self._tier_rows.get(node)
-        if found is None:
-            pos = self._tier_pos
-            found = self._tier_rows[node] = [(r, pos[r]) for r in self.res.rows_of_node(node) if pos[r] >= 0]
-        return found
+            self._groups = NodeGroups(
+                group=group.reshape(-1).astype(np.int64), rows=rows, weights=weights, weight_sum=weight_sum,
+                weighted_rows=[[(w, int(rows[i, g])) for i, w in enumerate(weights)] for g in range(rows.shape[1])],
+                parts=[(w, None if (rows[i] >= 0).all() else rows[i] >= 0, np.maximum(rows[i], 0))
+                       for i, w in enumerate(weights)],
+            )
+        return self._groups
 
     def _rows_of(self, resreq: np.ndarray) -> _RowScores:
         """The per-HyperNode scores of a pod of ``resreq``, current."""
         key = resreq.tobytes()
         rows = self._row_cache.get(key)
         if rows is None:
-            rows = self._row_cache[key] = _RowScores(self, resreq)
+            rows = self._row_cache[key] = _RowScores(self.res, resreq, self.weights, self.changed, self.tier_rows)
         else:
             rows.sync()
         return rows
 
-    def _row_scores(self, resreq: np.ndarray) -> np.ndarray:
-        """Per HyperNode row: the binpack score of a pod of ``resreq`` in it (see ``_RowScores``)."""
-        return self._rows_of(resreq).array
-
-    def _group_scores(self, resreq: np.ndarray) -> np.ndarray:
+    def _group_scores(self, resreq: np.ndarray, groups: NodeGroups) -> np.ndarray:
         """Per group: Σ_t fading^(t-1) · binpack of the pod in the node's tier-t HyperNode (1 if
         none) / Σ_t fading^(t-1), times 100 × weight."""
         key = resreq.tobytes()
         cached = self._score_cache.get(key)
-        if cached is not None and cached[0] == len(self._changed):
+        if cached is not None and cached[0] == len(self.changed):
             return cached[1]
-        per_row = self._row_scores(resreq)
-        total = np.zeros(self._group_cache[1].shape[1])  # type: ignore[index]
-        for w, valid, clipped in self._group_parts:
+        per_row = self._rows_of(resreq).array
+        total = np.zeros(groups.rows.shape[1])
+        for w, valid, clipped in groups.parts:
             total += w * (per_row[clipped] if valid is None else np.where(valid, per_row[clipped], 1.0))
-        weight_sum = self._group_cache[3]  # type: ignore[index]
-        out = total / weight_sum * (MAX_SCORE * self.weight)
-        self._score_cache[key] = (len(self._changed), out)
+        out = total / groups.weight_sum * (MAX_SCORE * self.weight)
+        self._score_cache[key] = (len(self.changed), out)
         return out
 
     def _normal_pod(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
-        if not self.normal_pods or not self.tree.tiers or self._groups() is None:
+        if not self.normal_pods or not self.tree.tiers:
             return None
-        group = self._group_cache[0][idx]  # type: ignore[index]
+        groups = self._node_groups()
+        if not groups.scores:
+            return None
+        group = groups.group[idx]
         if group[0] == group[-1] and (group == group[0]).all():
             return None  # one group: the same score on every candidate (and on later replicas')
-        return self._group_scores(task.resreq)[group]
+        out: np.ndarray = self._group_scores(task.resreq, groups)[group]
+        return out
 
     def _subjob(self, job: JobInfo, task: TaskInfo) -> SubJob | None:
-        """The task's SubJob; None (without building the job's SubJobs) for a job with neither
-        topology nor SubGroup policies: all its pods are in its default SubJob, without topology."""
-        if job.network_topology is None and not (job.pod_group.get("spec") or {}).get("subGroupPolicy"):
+        """The task's SubJob; None (without building the job's SubJobs) for a plain job: all its
+        pods are in its default SubJob, without topology."""
+        if job.plain:
             return None
         return self.ctx.job(job).task_subjob.get(task.uid)
 
@@ -413,27 +434,35 @@ class _Topo:
         sj = self._subjob(job, task)
         return sj is None or sj.topology is None
 
+    # --- capabilities: GroupTermsOffer (the placement engine's ladders) ------------------------
     def group_terms(self, task: TaskInfo) -> GroupTerms | None:
         """For the placement engine's ladder: a normal pod's score is its node group's term."""
         if not self.normal_pods or not self.tree.tiers or not self._is_normal_pod(task):
             return None
-        groups = self._groups()
-        if groups is None:
+        groups = self._node_groups()
+        if not groups.scores:
             return None
         resreq = task.resreq
-        terms = _Terms(self, self._rows_of(resreq))
-        return GroupTerms(groups[0], lambda: self._group_scores(resreq), key=_NORMAL_POD,
+        terms = _Terms(self._rows_of(resreq), groups, MAX_SCORE * self.weight, self.changed, self.tier_rows)
+        return GroupTerms(groups.group, lambda: self._group_scores(resreq, groups), key=_NORMAL_POD,
                           terms_of=terms.terms_of, rise=terms.rise)
 
+    def terms_key(self, task: TaskInfo) -> object:
+        if (not self.normal_pods or not self.tree.tiers or not self._is_normal_pod(task)
+                or not self._node_groups().scores):
+            return None
+        return _NORMAL_POD
+
+    # --- event handlers and BatchNodeOrderFn -------------------------------------------------------
     def on_allocate(self, task: TaskInfo) -> None:
         node = self.res.on_allocate(task)
         if node >= 0:
-            self._changed.append(node)
+            self.changed.append(node)
 
     def on_deallocate(self, task: TaskInfo) -> None:
         node = self.res.on_deallocate(task)
         if node >= 0:
-            self._changed.append(node)
+            self.changed.append(node)
 
     def batch_node_order(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         job = task.job
@@ -448,30 +477,34 @@ class _Topo:
 
 class _RowScores:
     """One pod request's binpack score in every HyperNode row (``array`` and, as plain floats,
-    ``values``), kept current from the plugin's event log: only the rows of the nodes placed on
-    or freed since are re-scored, and of those only the rows at the normal-pod tiers (no other
-    row of a partial update is ever read)."""
+    ``values``), kept current from the plugin's event log (``log``: nodes placed on or freed): only
+    the rows of the nodes placed on or freed since are re-scored, and of those only the rows at the
+    normal-pod tiers (no other row of a partial update is ever read)."""
 
-    __slots__ = ("array", "cursor", "resreq", "scorer", "topo", "values")
+    __slots__ = ("array", "cursor", "log", "res", "resreq", "scorer", "tier_rows", "values", "weights")
 
-    def __init__(self, topo: _Topo, resreq: np.ndarray) -> None:
-        self.topo = topo
+    def __init__(self, res: HyperNodeResources, resreq: np.ndarray, weights: np.ndarray, log: list[int],
+                 tier_rows: TierRows) -> None:
+        self.res = res
         self.resreq = resreq
-        self.scorer = RowScorer(topo.res, resreq, topo.weights)
+        self.weights = weights
+        self.log = log
+        self.tier_rows = tier_rows
+        self.scorer = RowScorer(res, resreq, weights)
         self._full()
 
     def _full(self) -> None:
-        topo = self.topo
-        self.array = binpack_scores(topo.res, np.arange(len(topo.tree.rows)), self.resreq, topo.weights)
+        self.array: np.ndarray = binpack_scores(self.res, np.arange(len(self.res.tree.rows)), self.resreq,
+                                                self.weights)
         self.values: list[float] = self.array.tolist()
-        self.cursor = len(topo._changed)
+        self.cursor = len(self.log)
 
     def sync(self) -> None:
-        log = self.topo._changed
+        log = self.log
         cursor = self.cursor
         if cursor == len(log):
             return
-        tier_rows = self.topo._tier_rows_of
+        tier_rows = self.tier_rows.of
         if len(log) - cursor == 1:
             dirty = tier_rows(log[cursor])
         else:
@@ -491,32 +524,34 @@ class _Terms:
     bound). Both follow the plugin's event log: only the HyperNodes of nodes placed on since
     changed."""
 
-    __slots__ = ("base", "cursor", "factor", "most", "parts", "rows", "topo", "value", "weight_sum", "weights")
+    __slots__ = ("base", "cursor", "factor", "log", "most", "parts", "rows", "tier_rows", "value", "weight_sum",
+                 "weights")
 
-    def __init__(self, topo: _Topo, rows: _RowScores) -> None:
-        self.topo = topo
+    def __init__(self, rows: _RowScores, groups: NodeGroups, factor: float, log: list[int],
+                 tier_rows: TierRows) -> None:
         self.rows = rows
+        self.log = log
+        self.tier_rows = tier_rows
         self.base = list(rows.values)
-        self.cursor = len(topo._changed)
-        _, _, self.weights, self.weight_sum = topo._group_cache  # type: ignore[misc]
-        self.parts = topo._group_weighted_rows
-        self.factor = MAX_SCORE * topo.weight
+        self.cursor = len(log)
+        self.weights, self.weight_sum = groups.weights, groups.weight_sum
+        self.parts = groups.weighted_rows
+        self.factor = factor
         self.most = [0.0] * len(self.weights)
         self.value = 0.0
 
     def _advance(self) -> None:
-        topo = self.topo
-        log = topo._changed
+        log = self.log
         rows = self.rows
         end = len(log)
         if self.cursor == end - 1 and rows.cursor == end - 1:
             # the usual step of a ladder: its own placement, which nothing has looked at yet
-            changed = topo._tier_rows.get(log[-1]) or topo._tier_rows_of(log[-1])
+            changed = self.tier_rows.known.get(log[-1]) or self.tier_rows.of(log[-1])
             rows.cursor = end
             rows.scorer.rescore(changed, rows.values, rows.array)
         else:
             rows.sync()
-            tier_rows = topo._tier_rows_of
+            tier_rows = self.tier_rows.of
             changed = [rp for n in log[self.cursor:] for rp in tier_rows(n)]
         self.cursor = end
         values, base, most = rows.values, self.base, self.most
@@ -534,7 +569,7 @@ class _Terms:
 
     def terms_of(self, groups: list[int]) -> list[float]:
         """``_group_scores(resreq)[groups]`` in plain floats: the same operations in the same order."""
-        if self.cursor < len(self.topo._changed):
+        if self.cursor < len(self.log):
             self._advance()
         values = self.rows.values
         weight_sum, factor, parts = self.weight_sum, self.factor, self.parts
@@ -547,37 +582,6 @@ class _Terms:
         return out
 
     def rise(self) -> float:
-        if self.cursor < len(self.topo._changed):
+        if self.cursor < len(self.log):
             self._advance()
         return self.value
-
-
-class _BatchNodeOrder:
-    """The plugin's BatchNodeOrderFn, which also offers the placement engine group terms."""
-
-    def __init__(self, topo: _Topo) -> None:
-        self.topo = topo
-
-    def __call__(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
-        return self.topo.batch_node_order(task, idx)
-
-    def group_terms(self, task: TaskInfo) -> GroupTerms | None:
-        return self.topo.group_terms(task)
-
-    def terms_key(self, task: TaskInfo) -> object:
-        topo = self.topo
-        if not topo.normal_pods or not topo.tree.tiers or not topo._is_normal_pod(task) or topo._groups() is None:
-            return None
-        return _NORMAL_POD
-
-
-@register_plugin
-class NetworkTopologyAwarePlugin(Plugin):
-    name = "network-topology-aware"
-
-    def on_session_open(self, ssn: Session) -> None:
-        topo = _Topo(ssn, topology_of(ssn), self.arguments or {})
-        ssn.add("hypernode_gradient", self.name, topo.gradient)
-        ssn.add("hypernode_order", self.name, topo.hypernode_order)
-        ssn.add("batch_node_order", self.name, _BatchNodeOrder(topo))
-        ssn.add_event_handler(topo.on_allocate, topo.on_deallocate)

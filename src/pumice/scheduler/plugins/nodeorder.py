@@ -7,11 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from pumice.api.arguments import Arguments
 from pumice.api.labels import node_selector_term
-from pumice.scheduler.framework.plugin import Plugin, register_plugin
+from pumice.scheduler.framework.plugin import Plugin
+from pumice.scheduler.framework.points import BATCH_NODE_ORDER, NODE_ORDER
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.view import NodeView
-from pumice.scheduler.model import NodeTable, TaskInfo
+from pumice.scheduler.model import MemoSlot, Shape, TaskInfo
 from pumice.scheduler.plugins.matching import untolerated
 
 MAX_NODE_SCORE = 100
@@ -38,7 +40,8 @@ def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool) -> np
         else:
             per = np.floor_divide((alloc - requested) * MAX_NODE_SCORE, alloc)
             per[requested > alloc] = 0
-        return np.floor_divide(per.sum(axis=0), len(alloc))
+        out: np.ndarray = np.floor_divide(per.sum(axis=0), len(alloc))
+        return out
     has = alloc != 0
     safe = np.where(has, alloc, 1)
     if most:
@@ -49,27 +52,50 @@ def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool) -> np
     return np.where(den == 0, 0, np.floor_divide((per * has).sum(axis=0), np.maximum(den, 1)))
 
 
-class NodeOrderScorer:
-    def __init__(self, space_index: dict[str, int], weights: dict[str, int]) -> None:
-        self.index = space_index
-        self.least_w = weights["leastrequested.weight"]
-        self.most_w = weights["mostrequested.weight"]
-        self.balanced_w = weights["balancedresource.weight"]
-        self.balanced_scalars = [space_index[n] for n in BALANCED_SCALARS if n in space_index]
-        self._shapes: dict[tuple, tuple[np.ndarray, list[int], np.ndarray]] = {}
+#: Raw preference scores per shape: (taint counts, preferred node affinity), None where nothing
+#: differs. They depend on the nodes' taints and labels and the shape only: kept for the node
+#: table's life, one slot per (taint toleration weighted, node affinity weighted).
+RawPreferences = dict[Shape, tuple[np.ndarray | None, np.ndarray | None]]
+_RAW_PREFERENCES: dict[tuple[bool, bool], MemoSlot[RawPreferences]] = {
+    (taints, affinity): MemoSlot(f"nodeorder raw preferences (taints: {taints}, affinity: {affinity})")
+    for taints in (False, True) for affinity in (False, True)
+}
 
-    def static(self, task: TaskInfo) -> np.ndarray | None:
+
+class NodeOrderPlugin(Plugin):
+    name = "nodeorder"
+
+    def __init__(self, arguments: Arguments) -> None:
+        super().__init__(arguments)
+        #: Volcano's weights by argument name (negative ones kept, as Volcano keeps them).
+        self.weights = {key: arguments.get_int(key, default) for key, default in DEFAULT_WEIGHTS.items()}
+        self.least_w = self.weights["leastrequested.weight"]
+        self.most_w = self.weights["mostrequested.weight"]
+        self.balanced_w = self.weights["balancedresource.weight"]
+        self.taint_w = self.weights["tainttoleration.weight"]
+        self.affinity_w = self.weights["nodeaffinity.weight"]
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.nodes = ssn.nodes
+        self.balanced_scalars = [ssn.space.index[n] for n in BALANCED_SCALARS if n in ssn.space.index]
+        #: Per shape: (non-zero cpu/memory request as a column, balanced resources, their request column).
+        self.shapes: dict[Shape, tuple[np.ndarray, list[int], np.ndarray]] = {}
+        self.raw = ssn.nodes.memo.get(_RAW_PREFERENCES[(bool(self.taint_w), bool(self.affinity_w))], dict)
+        ssn.add(NODE_ORDER, self.name, self)
+        ssn.add(BATCH_NODE_ORDER, self.name, self.preference_scores)
+
+    # --- NodeOrderFn: least/most requested and balanced allocation, per node -------------------
+    def static_score(self, task: TaskInfo) -> np.ndarray | None:
         return None  # image locality: simulated nodes hold no images
 
     def _per_shape(self, task: TaskInfo) -> tuple[np.ndarray, list[int], np.ndarray]:
-        """(non-zero cpu/memory request as a column, balanced resources, their request column)."""
-        got = self._shapes.get(task.shape)
+        got = self.shapes.get(task.shape)
         if got is None:
             dims = [0, 1] + [d for d in self.balanced_scalars if task.resreq[d] > 0]
-            got = self._shapes[task.shape] = (np.asarray(task.nonzero)[:, None], dims, task.resreq[dims, None])
+            got = self.shapes[task.shape] = (np.asarray(task.nonzero)[:, None], dims, task.resreq[dims, None])
         return got
 
-    def dynamic(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
+    def dynamic_score(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
         nonzero, dims, dims_req = self._per_shape(task)
         total = None
         if self.least_w or self.most_w:
@@ -95,7 +121,8 @@ class NodeOrderScorer:
             req = view.used[dims] + dims_req
         if len(dims) == 2 and alloc.all():  # the usual case: std of two fractions is half their gap
             frac = np.minimum(req / alloc, 1.0)
-            return np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * MAX_NODE_SCORE)
+            out: np.ndarray = np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * MAX_NODE_SCORE)
+            return out
         has = alloc != 0
         frac = np.where(has, np.minimum(req / np.where(has, alloc, 1), 1.0), 0.0)
         count = has.sum(axis=0)
@@ -106,31 +133,12 @@ class NodeOrderScorer:
         gap = np.where(has, frac, -np.inf).max(axis=0) - np.where(has, frac, np.inf).min(axis=0)
         std = np.where(count == 2, gap / 2, np.sqrt(var))
         std = np.where(count < 2, 0.0, std)
-        return np.trunc((1 - std) * MAX_NODE_SCORE)
+        scores: np.ndarray = np.trunc((1 - std) * MAX_NODE_SCORE)
+        return scores
 
-
-def normalize(raw: np.ndarray, reverse: bool) -> np.ndarray:
-    """kube-scheduler's DefaultNormalizeScore (integer)."""
-    top = raw.max() if len(raw) else 0
-    if top == 0:
-        return np.full(len(raw), float(MAX_NODE_SCORE if reverse else 0))
-    score = np.floor_divide(MAX_NODE_SCORE * raw, top)
-    return MAX_NODE_SCORE - score if reverse else score
-
-
-class PreferenceScorer:
-    """Batch scores normalized over the candidate nodes: taint toleration, preferred node affinity."""
-
-    def __init__(self, nodes: NodeTable, weights: dict[str, int]) -> None:
-        self.nodes = nodes
-        self.taint_w = weights["tainttoleration.weight"]
-        self.affinity_w = weights["nodeaffinity.weight"]
-        # raw scores depend on the nodes' taints and labels and the shape only: kept across sessions
-        self._raw: dict[tuple, tuple[np.ndarray | None, np.ndarray | None]] = nodes.memo.setdefault(
-            ("preference raw scores", bool(self.taint_w), bool(self.affinity_w)), {})
-
+    # --- BatchNodeOrderFn: taint toleration, preferred node affinity, normalized over candidates --
     def _raw_scores(self, task: TaskInfo) -> tuple[np.ndarray | None, np.ndarray | None]:
-        cached = self._raw.get(task.shape)
+        cached = self.raw.get(task.shape)
         if cached is not None:
             return cached
         spec: dict[str, Any] = task.pod.get("spec") or {}
@@ -153,10 +161,10 @@ class PreferenceScorer:
                 raw += w * np.array([pref.matches(lb, nm)
                                      for lb, nm in zip(nodes.labels, nodes.names, strict=True)])
             affinity = raw if raw.any() else None
-        self._raw[task.shape] = (taints, affinity)
+        self.raw[task.shape] = (taints, affinity)
         return taints, affinity
 
-    def __call__(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
+    def preference_scores(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         taints, affinity = self._raw_scores(task)
         if taints is None and affinity is None:
             return None
@@ -168,14 +176,11 @@ class PreferenceScorer:
         return total
 
 
-@register_plugin
-class NodeOrderPlugin(Plugin):
-    name = "nodeorder"
-
-    def on_session_open(self, ssn: Session) -> None:
-        weights = {}
-        for key, default in DEFAULT_WEIGHTS.items():
-            value = self.arguments.get(key)
-            weights[key] = default if value is None else int(value)
-        ssn.add("node_order", self.name, NodeOrderScorer(ssn.space.index, weights))
-        ssn.add("batch_node_order", self.name, PreferenceScorer(ssn.nodes, weights))
+def normalize(raw: np.ndarray, reverse: bool) -> np.ndarray:
+    """kube-scheduler's DefaultNormalizeScore (integer)."""
+    top = raw.max() if len(raw) else 0
+    if top == 0:
+        return np.full(len(raw), float(MAX_NODE_SCORE if reverse else 0))
+    score = np.floor_divide(MAX_NODE_SCORE * raw, top)
+    out: np.ndarray = MAX_NODE_SCORE - score if reverse else score
+    return out

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from pumice.scheduler.framework.plugin import Plugin, register_plugin
-from pumice.scheduler.framework.session import PERMIT, REJECT, Session
+import numpy as np
+
+from pumice.api.arguments import Arguments
+from pumice.scheduler.framework.plugin import Plugin
+from pumice.scheduler.framework.points import JOB_ENQUEUEABLE, JOB_ENQUEUED, PERMIT, REJECT
+from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.usage import opening_usage
 from pumice.scheduler.model import JobInfo
 from pumice.scheduler.resources import fits_requested
@@ -11,36 +15,41 @@ from pumice.scheduler.resources import fits_requested
 DEFAULT_FACTOR = 1.2
 
 
-@register_plugin
 class OvercommitPlugin(Plugin):
     name = "overcommit"
 
-    def on_session_open(self, ssn: Session) -> None:
-        factor = float(self.arguments.get("overcommit-factor") or DEFAULT_FACTOR)
+    def __init__(self, arguments: Arguments) -> None:
+        super().__init__(arguments)
+        factor = arguments.get_float("overcommit-factor", DEFAULT_FACTOR)
         if factor < 1.0:
+            arguments.warn("overcommit-factor", f"{factor:g} is below 1; using the default {DEFAULT_FACTOR:g}")
             factor = DEFAULT_FACTOR
-        space = ssn.space
-        idle = ssn.total_resource * factor - ssn.nodes.used.sum(axis=1)
-        inqueue = space.zeros()
+        self.factor = factor
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.ssn = ssn
+        #: The cluster's resources times the factor, less what is used.
+        self.idle: np.ndarray = ssn.total_resource * self.factor - ssn.nodes.used.sum(axis=1)
+        #: What admitted jobs hold in the cluster before their pods run.
+        self.inqueue: np.ndarray = ssn.space.zeros()
         for usage in opening_usage(ssn).values():
-            inqueue += usage.inqueue
+            self.inqueue += usage.inqueue
+        ssn.add(JOB_ENQUEUEABLE, self.name, self.enqueueable)
+        ssn.add(JOB_ENQUEUED, self.name, self.enqueued)
 
-        def enqueueable(job: JobInfo) -> int:
-            if job.min_resources is None:
-                return PERMIT
-            if fits_requested(inqueue + job.min_resources, idle, job.min_resources):
-                return PERMIT
-            admitted = space.describe(inqueue) if inqueue.any() else "no other job"
-            job.pending_reason = (
-                f"resource in cluster is overused: the job needs {space.describe(job.min_resources)}, "
-                f"{factor:g} x the idle resources is {space.describe(idle)} and {admitted} is already admitted"
-            )
-            return REJECT
+    def enqueueable(self, job: JobInfo) -> int:
+        if job.min_resources is None:
+            return PERMIT
+        if fits_requested(self.inqueue + job.min_resources, self.idle, job.min_resources):
+            return PERMIT
+        space = self.ssn.space
+        admitted = space.describe(self.inqueue) if self.inqueue.any() else "no other job"
+        job.pending_reason = (
+            f"resource in cluster is overused: the job needs {space.describe(job.min_resources)}, "
+            f"{self.factor:g} x the idle resources is {space.describe(self.idle)} and {admitted} is already admitted"
+        )
+        return REJECT
 
-        def enqueued(job: JobInfo) -> None:
-            nonlocal inqueue
-            if job.min_resources is not None:
-                inqueue = inqueue + job.min_resources
-
-        ssn.add("job_enqueueable", self.name, enqueueable)
-        ssn.add("job_enqueued", self.name, enqueued)
+    def enqueued(self, job: JobInfo) -> None:
+        if job.min_resources is not None:
+            self.inqueue = self.inqueue + job.min_resources

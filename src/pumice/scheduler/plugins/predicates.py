@@ -7,11 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from pumice.api.arguments import Arguments
 from pumice.api.labels import label_selector_or_nothing, node_selector_term
-from pumice.scheduler.framework.plugin import Plugin, register_plugin
+from pumice.scheduler.framework.plugin import Plugin
+from pumice.scheduler.framework.points import PREDICATE
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.view import NodeView
-from pumice.scheduler.model import NodeTable, TaskInfo
+from pumice.scheduler.model import NodeTable, Shape, TaskInfo
 from pumice.scheduler.plugins.matching import tolerates, untolerated
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
@@ -60,19 +62,30 @@ def _term_matches(term: dict[str, Any], owner: TaskInfo, other: TaskInfo) -> boo
     return label_selector_or_nothing(term.get("labelSelector")).matches(_labels(other))
 
 
-class PredicateFilter:
-    def __init__(self, ssn: Session, enabled: dict[str, bool]) -> None:
+class PredicatesPlugin(Plugin):
+    name = "predicates"
+
+    def __init__(self, arguments: Arguments) -> None:
+        super().__init__(arguments)
+        self.node_affinity = arguments.get_bool("predicate.NodeAffinityEnable", True)
+        self.node_ports = arguments.get_bool("predicate.NodePortsEnable", True)
+        self.taint_toleration = arguments.get_bool("predicate.TaintTolerationEnable", True)
+        self.pod_affinity = arguments.get_bool("predicate.PodAffinityEnable", True)
+
+    def on_session_open(self, ssn: Session) -> None:
         self.nodes: NodeTable = ssn.nodes
-        self.enabled = enabled
-        self._affinity_cache: dict[str, np.ndarray] = {}
-        self._shape_needs: dict[tuple, tuple[set[tuple[str, int, str]], bool]] = {}
+        #: Node selector and required node affinity -> passing mask.
+        self.affinity_masks: dict[str, np.ndarray] = {}
+        #: Per shape: (host ports, has required pod affinity terms).
+        self.shape_needs: dict[Shape, tuple[set[tuple[str, int, str]], bool]] = {}
         # placed pods are counted by the node table; the others that may be placed are the waiting jobs'
         self.any_anti_affinity = self.nodes.anti_affinity_tasks > 0 or any(
             t.anti_affinity for job in ssn.waiting for t in job.tasks.values()
         )
+        ssn.add(PREDICATE, self.name, self)
 
     # --- static ---------------------------------------------------------------------------------
-    def static(self, task: TaskInfo) -> list[tuple[str, np.ndarray]]:
+    def static_checks(self, task: TaskInfo) -> list[tuple[str, np.ndarray]]:
         nodes = self.nodes
         n = len(nodes)
         spec = _spec(task)
@@ -80,11 +93,11 @@ class PredicateFilter:
         checks: list[tuple[str, np.ndarray]] = []
         if nodes.unschedulable.any() and not any(tolerates(t, UNSCHEDULABLE_TAINT) for t in tolerations):
             checks.append((REASON_UNSCHEDULABLE, ~nodes.unschedulable))
-        if self.enabled["predicate.NodeAffinityEnable"]:
+        if self.node_affinity:
             mask = self._node_affinity(spec)
             if mask is not None:
                 checks.append((REASON_AFFINITY, mask))
-        if self.enabled["predicate.TaintTolerationEnable"]:
+        if self.taint_toleration:
             by_reason: dict[str, np.ndarray] = {}
             for j, taints in enumerate(nodes.taints):
                 if not taints:
@@ -104,7 +117,7 @@ class PredicateFilter:
         if not selector and terms is None:
             return None
         key = repr((sorted(selector.items()), terms))
-        mask = self._affinity_cache.get(key)
+        mask = self.affinity_masks.get(key)
         if mask is None:
             nodes = self.nodes
             compiled = None if terms is None else [node_selector_term(t) for t in terms]
@@ -113,29 +126,29 @@ class PredicateFilter:
                 and (compiled is None or any(t.matches(labels, name) for t in compiled))
                 for labels, name in zip(nodes.labels, nodes.names, strict=True)
             ], dtype=bool)
-            self._affinity_cache[key] = mask
+            self.affinity_masks[key] = mask
         return mask
 
     # --- dynamic --------------------------------------------------------------------------------
     def _needs(self, task: TaskInfo) -> tuple[set[tuple[str, int, str]], bool]:
         """(host ports, has required pod affinity terms) of a shape: the same for its replicas."""
-        needs = self._shape_needs.get(task.shape)
+        needs = self.shape_needs.get(task.shape)
         if needs is None:
-            needs = self._shape_needs[task.shape] = (
+            needs = self.shape_needs[task.shape] = (
                 host_ports(task),
                 bool(required_terms(task, "podAffinity") or required_terms(task, "podAntiAffinity")),
             )
         return needs
 
-    def dynamic(self, task: TaskInfo, view: NodeView) -> list[tuple[str, np.ndarray]]:
+    def dynamic_checks(self, task: TaskInfo, view: NodeView) -> list[tuple[str, np.ndarray]]:
         checks = [(REASON_TOO_MANY_PODS, view.task_count < view.max_tasks)]
         wanted, affinity = self._needs(task)
-        if self.enabled["predicate.NodePortsEnable"] and wanted:
+        if self.node_ports and wanted:
             checks.append((REASON_PORTS, np.array([
                 not any(host_ports(t) & wanted for t in self.nodes.tasks[j].values() if t is not task)
                 for j in view.idx.tolist()
             ], dtype=bool)))
-        if self.enabled["predicate.PodAffinityEnable"] and (self.any_anti_affinity or affinity):
+        if self.pod_affinity and (self.any_anti_affinity or affinity):
             checks.extend(self._pod_affinity(task, view))
         return checks
 
@@ -183,22 +196,3 @@ class PredicateFilter:
         ports, affinity = self._needs(task)
         return not (self.any_anti_affinity or affinity or ports)
 
-
-ARGUMENTS = (
-    "predicate.NodeAffinityEnable",
-    "predicate.NodePortsEnable",
-    "predicate.TaintTolerationEnable",
-    "predicate.PodAffinityEnable",
-)
-
-
-@register_plugin
-class PredicatesPlugin(Plugin):
-    name = "predicates"
-
-    def on_session_open(self, ssn: Session) -> None:
-        enabled = {}
-        for key in ARGUMENTS:
-            value = self.arguments.get(key)
-            enabled[key] = True if value is None else str(value).lower() == "true"
-        ssn.add("predicate", self.name, PredicateFilter(ssn, enabled))

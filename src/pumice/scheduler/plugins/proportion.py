@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from pumice.scheduler.framework.plugin import Plugin, register_plugin
-from pumice.scheduler.framework.session import PERMIT, REJECT, Session
+from pumice.scheduler.framework.plugin import Plugin
+from pumice.scheduler.framework.points import (
+    ALLOCATABLE,
+    JOB_ENQUEUEABLE,
+    JOB_ENQUEUED,
+    OVERUSED,
+    PERMIT,
+    PREEMPTIVE,
+    QUEUE_ORDER,
+    RECLAIMABLE,
+    REJECT,
+)
+from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.usage import opening_usage
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
 from pumice.scheduler.resources import EPS, ResourceSpace, fits_requested, less_equal, share
@@ -23,8 +35,8 @@ class QueueAttr:
     request: np.ndarray
     inqueue: np.ndarray
     elastic: np.ndarray
-    deserved: np.ndarray = field(default=None)  # type: ignore[assignment]
-    real_capability: np.ndarray = field(default=None)  # type: ignore[assignment]
+    deserved: np.ndarray
+    real_capability: np.ndarray
     share: float = 0.0
     #: The share is recomputed when read after allocations changed (queue order reads it).
     stale: bool = False
@@ -38,7 +50,7 @@ class QueueAttr:
         return self.share
 
 
-def capability_vector(space: ResourceSpace, capability: dict | None) -> np.ndarray:
+def capability_vector(space: ResourceSpace, capability: dict[str, Any] | None) -> np.ndarray:
     """A queue capability: missing dimensions (and cpu/memory <= 0) are unlimited."""
     if capability is None:
         return np.full(space.size, np.inf)
@@ -49,200 +61,194 @@ def capability_vector(space: ResourceSpace, capability: dict | None) -> np.ndarr
     return vec
 
 
-@register_plugin
 class ProportionPlugin(Plugin):
     name = "proportion"
 
     def on_session_open(self, ssn: Session) -> None:
-        space = ssn.space
+        self.ssn = ssn
+        space = self.space = ssn.space
         total = ssn.total_resource
-        attrs: dict[str, QueueAttr] = {}
         total_guarantee = space.zeros()
         for q in ssn.queues.values():
             if q.guarantee:
                 total_guarantee += space.vector(q.guarantee)
+        #: Per queue with jobs: its share of the cluster and what it holds.
+        self.attrs: dict[str, QueueAttr] = {}
         for name, usage in opening_usage(ssn).items():
-            q = ssn.queues.get(name)
-            if q is None:
+            queue = ssn.queues.get(name)
+            if queue is None:
                 continue
-            attrs[name] = QueueAttr(
-                queue=q, weight=q.weight, guarantee=space.vector(q.guarantee),
-                capability=capability_vector(space, q.capability), allocated=usage.allocated.copy(),
-                request=usage.request.copy(), inqueue=usage.inqueue.copy(), elastic=usage.elastic,
+            q = queue
+            guarantee = space.vector(q.guarantee)
+            capability = capability_vector(space, q.capability)
+            self.attrs[name] = QueueAttr(
+                queue=q, weight=q.weight, guarantee=guarantee, capability=capability,
+                allocated=usage.allocated.copy(), request=usage.request.copy(), inqueue=usage.inqueue.copy(),
+                elastic=usage.elastic, deserved=space.zeros(),
+                real_capability=np.minimum(np.maximum(total - total_guarantee, 0) + guarantee, capability),
             )
+        water_fill(self.attrs, total)
+        ssn.add(QUEUE_ORDER, self.name, self.queue_order)
+        ssn.add(RECLAIMABLE, self.name, self.reclaimable)
+        ssn.add(OVERUSED, self.name, self.overused)
+        ssn.add(ALLOCATABLE, self.name, self.allocatable)
+        ssn.add(PREEMPTIVE, self.name, self.preemptive)
+        ssn.add(JOB_ENQUEUEABLE, self.name, self.enqueueable)
+        ssn.add(JOB_ENQUEUED, self.name, self.enqueued)
+        ssn.add_event_handler(self.on_allocate, self.on_deallocate)
 
-        for attr in attrs.values():
-            real = np.maximum(total - total_guarantee, 0) + attr.guarantee
-            attr.real_capability = np.minimum(real, attr.capability)
-            attr.deserved = space.zeros()
+    def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
+        """Higher priority first, then the lower share of deserved."""
+        if left.priority != right.priority:
+            return -1 if left.priority > right.priority else 1
+        la, ra = self.attrs.get(left.name), self.attrs.get(right.name)
+        ls = la.current_share() if la else 0.0
+        rs = ra.current_share() if ra else 0.0
+        if ls == rs:
+            return 0
+        return -1 if ls < rs else 1
 
-        self._water_fill(attrs, total)
-        self.attrs = attrs
+    def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+        """Tasks of queues above their deserved share."""
+        victims = []
+        allocations: dict[str, np.ndarray] = {}
+        for t in reclaimees:
+            if t.job is None or t.job.queue not in self.attrs:
+                continue
+            attr = self.attrs[t.job.queue]
+            alloc = allocations.setdefault(t.job.queue, attr.allocated.copy())
+            if bool(np.any(alloc < reclaimer.resreq - EPS)):  # LessPartly(reclaimer.Resreq)
+                continue
+            if not less_equal(alloc, attr.deserved):
+                alloc -= t.resreq
+                victims.append(t)
+        return victims, PERMIT
 
-        def queue_order(left: QueueInfo, right: QueueInfo) -> int:
-            if left.priority != right.priority:
-                return -1 if left.priority > right.priority else 1
-            la, ra = attrs.get(left.name), attrs.get(right.name)
-            ls = la.current_share() if la else 0.0
-            rs = ra.current_share() if ra else 0.0
-            if ls == rs:
-                return 0
-            return -1 if ls < rs else 1
-
-        ssn.add("queue_order", self.name, queue_order)
-
-        def reclaimable(reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
-            victims = []
-            allocations: dict[str, np.ndarray] = {}
-            for t in reclaimees:
-                if t.job is None or t.job.queue not in attrs:
-                    continue
-                attr = attrs[t.job.queue]
-                alloc = allocations.setdefault(t.job.queue, attr.allocated.copy())
-                if bool(np.any(alloc < reclaimer.resreq - EPS)):  # LessPartly(reclaimer.Resreq)
-                    continue
-                if not less_equal(alloc, attr.deserved):
-                    alloc -= t.resreq
-                    victims.append(t)
-            return victims, PERMIT
-
-        ssn.add("reclaimable", self.name, reclaimable)
-
-        def overused(queue: QueueInfo) -> bool:
-            attr = attrs.get(queue.name)
-            if attr is None:
-                return False
-            over = less_equal(attr.deserved, attr.allocated)
-            if over and queue.name not in ssn.queue_reasons:
-                allocated, deserved = attr.allocated.copy(), attr.deserved.copy()
-                ssn.queue_reasons[queue.name] = lambda: (
-                    f"queue {queue.name} is overused: allocated {space.describe(allocated)} "
-                    f">= deserved {space.describe(deserved)}"
-                )
-            return over
-
-        ssn.add("overused", self.name, overused)
-
-        def allocatable(queue: QueueInfo, task: TaskInfo) -> bool:
-            if queue.state != "Open":
-                ssn.queue_reasons.setdefault(queue.name, f"queue {queue.name} is {queue.state}, not Open")
-                return False
-            attr = attrs.get(queue.name)
-            if attr is None:
-                return True
-            # room = deserved - allocated as plain floats: one list lookup per requested resource
-            room = attr.room
-            if room is None:
-                room = attr.room = (attr.deserved - attr.allocated).tolist()
-            ok = all(r - room[d] < EPS for d, r in task.requested)
-            if not ok and task.job is not None and not task.job.quota_reason:
-                task.job.quota_reason = (
-                    f"queue {queue.name} quota: allocated {space.describe(attr.allocated)} + "
-                    f"{space.describe(task.resreq)} exceeds deserved {space.describe(attr.deserved)}"
-                )
-            return ok
-
-        ssn.add("allocatable", self.name, allocatable)
-
-        def preemptive(queue: QueueInfo, task: TaskInfo) -> bool:
-            # Volcano's queueAllocatable, shared with AllocatableFn: a queue that is not Open
-            # reclaims nothing either.
-            if queue.state != "Open":
-                return False
-            attr = attrs.get(queue.name)
-            if attr is None:
-                return True
-            return fits_requested(attr.allocated + task.resreq, attr.deserved, task.resreq)
-
-        ssn.add("preemptive", self.name, preemptive)
-
-        def enqueueable(job: JobInfo) -> int:
-            q = ssn.queues.get(job.queue)
-            if q is None or q.state != "Open":
-                job.pending_reason = f"queue {job.queue} is not Open"
-                return REJECT
-            if job.min_resources is None:
-                return PERMIT
-            attr = attrs.get(job.queue)
-            if attr is None:
-                return PERMIT
-            need = job.min_resources + attr.allocated + attr.inqueue - attr.elastic
-            if fits_requested(need, attr.real_capability, job.min_resources):
-                return PERMIT
-            job.pending_reason = (
-                f"queue {job.queue} resource quota insufficient: needs {space.describe(need)}, "
-                f"capability {space.describe(attr.real_capability)}"
+    def overused(self, queue: QueueInfo) -> bool:
+        attr = self.attrs.get(queue.name)
+        if attr is None:
+            return False
+        over = less_equal(attr.deserved, attr.allocated)
+        if over and queue.name not in self.ssn.queue_reasons:
+            allocated, deserved, space = attr.allocated.copy(), attr.deserved.copy(), self.space
+            self.ssn.queue_reasons[queue.name] = lambda: (
+                f"queue {queue.name} is overused: allocated {space.describe(allocated)} "
+                f">= deserved {space.describe(deserved)}"
             )
+        return over
+
+    def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        if queue.state != "Open":
+            self.ssn.queue_reasons.setdefault(queue.name, f"queue {queue.name} is {queue.state}, not Open")
+            return False
+        attr = self.attrs.get(queue.name)
+        if attr is None:
+            return True
+        # room = deserved - allocated as plain floats: one list lookup per requested resource
+        room = attr.room
+        if room is None:
+            room = attr.room = (attr.deserved - attr.allocated).tolist()
+        ok = all(r - room[d] < EPS for d, r in task.requested)
+        if not ok and task.job is not None and not task.job.quota_reason:
+            space = self.space
+            task.job.quota_reason = (
+                f"queue {queue.name} quota: allocated {space.describe(attr.allocated)} + "
+                f"{space.describe(task.resreq)} exceeds deserved {space.describe(attr.deserved)}"
+            )
+        return ok
+
+    def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        # Volcano's queueAllocatable, shared with AllocatableFn: a queue that is not Open
+        # reclaims nothing either.
+        if queue.state != "Open":
+            return False
+        attr = self.attrs.get(queue.name)
+        if attr is None:
+            return True
+        return fits_requested(attr.allocated + task.resreq, attr.deserved, task.resreq)
+
+    def enqueueable(self, job: JobInfo) -> int:
+        q = self.ssn.queues.get(job.queue)
+        if q is None or q.state != "Open":
+            job.pending_reason = f"queue {job.queue} is not Open"
             return REJECT
+        if job.min_resources is None:
+            return PERMIT
+        attr = self.attrs.get(job.queue)
+        if attr is None:
+            return PERMIT
+        need = job.min_resources + attr.allocated + attr.inqueue - attr.elastic
+        if fits_requested(need, attr.real_capability, job.min_resources):
+            return PERMIT
+        space = self.space
+        job.pending_reason = (
+            f"queue {job.queue} resource quota insufficient: needs {space.describe(need)}, "
+            f"capability {space.describe(attr.real_capability)}"
+        )
+        return REJECT
 
-        ssn.add("job_enqueueable", self.name, enqueueable)
+    def enqueued(self, job: JobInfo) -> None:
+        attr = self.attrs.get(job.queue)
+        if attr is not None and job.min_resources is not None:
+            attr.inqueue += job.min_resources
 
-        def enqueued(job: JobInfo) -> None:
-            attr = attrs.get(job.queue)
-            if attr is not None and job.min_resources is not None:
-                attr.inqueue += job.min_resources
+    def on_allocate(self, task: TaskInfo) -> None:
+        if task.job is not None and task.job.queue in self.attrs:
+            attr = self.attrs[task.job.queue]
+            attr.allocated += task.resreq
+            attr.stale = True
+            if attr.room is not None:
+                for d, r in task.requested:
+                    attr.room[d] -= r
 
-        ssn.add("job_enqueued", self.name, enqueued)
+    def on_deallocate(self, task: TaskInfo) -> None:
+        if task.job is not None and task.job.queue in self.attrs:
+            attr = self.attrs[task.job.queue]
+            attr.allocated -= task.resreq
+            attr.stale = True
+            if attr.room is not None:
+                for d, r in task.requested:
+                    attr.room[d] += r
 
-        def on_allocate(task: TaskInfo) -> None:
-            if task.job is not None and task.job.queue in attrs:
-                attr = attrs[task.job.queue]
-                attr.allocated += task.resreq
-                attr.stale = True
-                if attr.room is not None:
-                    for d, r in task.requested:
-                        attr.room[d] -= r
 
-        def on_deallocate(task: TaskInfo) -> None:
-            if task.job is not None and task.job.queue in attrs:
-                attr = attrs[task.job.queue]
-                attr.allocated -= task.resreq
-                attr.stale = True
-                if attr.room is not None:
-                    for d, r in task.requested:
-                        attr.room[d] += r
+def water_fill(attrs: dict[str, QueueAttr], total: np.ndarray) -> None:
+    """Volcano's deserved loop: the remaining resources are shared by weight among the queues
+    not yet met, each capped by its real capability and request and raised to its guarantee.
 
-        ssn.add_event_handler(on_allocate, on_deallocate)
-
-    @staticmethod
-    def _water_fill(attrs: dict[str, QueueAttr], total: np.ndarray) -> None:
-        """Volcano's deserved loop: the remaining resources are shared by weight among the queues
-        not yet met, each capped by its real capability and request and raised to its guarantee.
-
-        In Python floats (the same IEEE operations in the same order as the vector form): a few
-        queues by a few resources, where each NumPy call would cost more than its arithmetic."""
-        remaining = total.tolist()
-        deserved = {name: a.deserved.tolist() for name, a in attrs.items()}
-        limits = {name: list(zip(a.real_capability.tolist(), a.request.tolist(), a.guarantee.tolist(),
-                                 strict=True)) for name, a in attrs.items()}
-        meet: set[str] = set()
-        while True:
-            weight_sum = sum(a.weight for name, a in attrs.items() if name not in meet)
-            if weight_sum == 0:
-                break
-            old = remaining
-            increased = [0.0] * len(remaining)
-            decreased = [0.0] * len(remaining)
-            for name, attr in attrs.items():
-                if name in meet:
-                    continue
-                prev = deserved[name]
-                w = attr.weight
-                new = [max(min(min(p + r * w / weight_sum, cap), req), guarantee)
-                       for p, r, (cap, req, guarantee) in zip(prev, remaining, limits[name], strict=True)]
-                deserved[name] = new
-                attr.share = _share(attr.allocated.tolist(), new)
-                if all(req - d < EPS for (_, req, _), d in zip(limits[name], new, strict=True)) or new == prev:
-                    meet.add(name)
-                for d, (n, p) in enumerate(zip(new, prev, strict=True)):
-                    diff = n - p
-                    increased[d] += max(diff, 0.0)
-                    decreased[d] += max(-diff, 0.0)
-            remaining = [max(r + dec - inc, 0.0) for r, dec, inc in zip(remaining, decreased, increased, strict=True)]
-            if all(r < EPS for r in remaining) or remaining == old:
-                break
+    In Python floats (the same IEEE operations in the same order as the vector form): a few
+    queues by a few resources, where each NumPy call would cost more than its arithmetic."""
+    remaining = total.tolist()
+    deserved = {name: a.deserved.tolist() for name, a in attrs.items()}
+    limits = {name: list(zip(a.real_capability.tolist(), a.request.tolist(), a.guarantee.tolist(),
+                             strict=True)) for name, a in attrs.items()}
+    meet: set[str] = set()
+    while True:
+        weight_sum = sum(a.weight for name, a in attrs.items() if name not in meet)
+        if weight_sum == 0:
+            break
+        old = remaining
+        increased = [0.0] * len(remaining)
+        decreased = [0.0] * len(remaining)
         for name, attr in attrs.items():
-            attr.deserved = np.array(deserved[name], dtype=float)
+            if name in meet:
+                continue
+            prev = deserved[name]
+            w = attr.weight
+            new = [max(min(min(p + r * w / weight_sum, cap), req), guarantee)
+                   for p, r, (cap, req, guarantee) in zip(prev, remaining, limits[name], strict=True)]
+            deserved[name] = new
+            attr.share = _share(attr.allocated.tolist(), new)
+            if all(req - d < EPS for (_, req, _), d in zip(limits[name], new, strict=True)) or new == prev:
+                meet.add(name)
+            for d, (n, p) in enumerate(zip(new, prev, strict=True)):
+                diff = n - p
+                increased[d] += max(diff, 0.0)
+                decreased[d] += max(-diff, 0.0)
+        remaining = [max(r + dec - inc, 0.0) for r, dec, inc in zip(remaining, decreased, increased, strict=True)]
+        if all(r < EPS for r in remaining) or remaining == old:
+            break
+    for name, attr in attrs.items():
+        attr.deserved = np.array(deserved[name], dtype=float)
 
 
 def _share(allocated: list[float], deserved: list[float]) -> float:

@@ -1,6 +1,6 @@
-"""Network-topology-aware scheduling: the HyperNode tree, SubJobs and the topology allocate path."""
+"""Network-topology-aware scheduling: the HyperNode tree, SubJobs and the topology allocate path
+(``topology.allocate``)."""
 
-from pumice.scheduler.topology.allocate import allocate_for_job, allocate_job_turn, uses_topology_path
 from pumice.scheduler.topology.context import TopologyContext, topology_of
 from pumice.scheduler.topology.tree import CLUSTER_TOP, HyperNodeInfo, HyperNodeTree
 
@@ -9,8 +9,5 @@ __all__ = [
     "HyperNodeInfo",
     "HyperNodeTree",
     "TopologyContext",
-    "allocate_for_job",
-    "allocate_job_turn",
     "topology_of",
-    "uses_topology_path",
 ]

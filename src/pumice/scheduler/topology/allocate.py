@@ -11,25 +11,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pumice.scheduler.actions.allocate_tasks import allocate_tasks
+from pumice.scheduler.framework.points import HYPERNODE_GRADIENT, HYPERNODE_ORDER
 from pumice.scheduler.framework.statement import ALLOCATE, PIPELINE, Statement
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo, TaskStatus
 from pumice.scheduler.topology.context import (
     PURPOSE_ALLOCATE,
+    HyperNodeSearchShortcuts,
     SearchRequest,
+    SearchShortcuts,
     TopologyContext,
     best_of,
-    hypernode_gradients,
-    hypernode_scores,
     topology_of,
 )
 from pumice.scheduler.topology.reason import no_fit_reason
 from pumice.scheduler.topology.subjobs import JobTopology, SubJob
-from pumice.scheduler.topology.tree import CLUSTER_TOP, HyperNodeInfo
-from pumice.scheduler.topology.worksheet import JobSheet, TaskSheet, build_job_sheet, gang_flag
+from pumice.scheduler.topology.tree import HyperNodeInfo
+from pumice.scheduler.topology.worksheet import JobSheet, TaskSheet, build_job_sheet
 
 if TYPE_CHECKING:
     from pumice.scheduler.framework.session import Session
@@ -38,48 +40,25 @@ Ops = list[tuple[str, TaskInfo, int]]
 
 
 # --- gang checks with SubJobs (gang plugin semantics, flags as configured) ----------------------
+def gang_flag(ssn: Session, flag: str) -> bool:
+    """Whether the gang plugin is on and its ``flag`` is enabled: Volcano's gang checks a job's
+    SubJobs inside its JobReadyFn / JobPipelinedFn (``CheckSubJobReady``)."""
+    if "gang" not in ssn.plugins:
+        return False
+    opt = ssn.conf.plugin("gang")
+    return opt is not None and opt.enabled(flag)
+
+
 def job_ready(ssn: Session, jt: JobTopology) -> bool:
     if not ssn.job_ready(jt.job):
         return False
-    return not (jt.has_policy and gang_flag(ssn, "enableJobReady")) or jt.subjobs_ready("ready")
+    return not (jt.has_policy and gang_flag(ssn, "enableJobReady")) or jt.subjobs_ready(SubJob.is_ready)
 
 
 def job_pipelined(ssn: Session, jt: JobTopology) -> bool:
     if not ssn.job_pipelined(jt.job):
         return False
-    return not (jt.has_policy and gang_flag(ssn, "enableJobPipelined")) or jt.subjobs_ready("pipelined")
-
-
-def subjob_ready(ssn: Session, jt: JobTopology, sj: SubJob) -> bool:
-    """Volcano ``SubJobReady``: JobReady without policies; else the enabled SubJobReadyFns (gang)."""
-    if not jt.has_policy:
-        return ssn.job_ready(jt.job)
-    return sj.is_ready() if gang_flag(ssn, "enabledSubJobReady") else True
-
-
-def subjob_pipelined(ssn: Session, jt: JobTopology, sj: SubJob) -> bool:
-    if not jt.has_policy:
-        return ssn.job_pipelined(jt.job)
-    return sj.is_pipelined() if gang_flag(ssn, "enabledSubJobPipelined") else True
-
-
-def _need_continue(jt: JobTopology, sj: SubJob) -> bool:
-    """Volcano ``NeedContinueAllocating(subJob)``: may other tasks be tried after one found no node?"""
-    job = jt.job
-    if job.min_available == len(job.tasks) or sj.min_available >= len(sj.tasks):
-        return False
-    if jt.has_policy:
-        return True
-    return job.need_continue_allocating()
-
-
-def _has_fit_errors(jt: JobTopology, sj: SubJob, task: TaskInfo) -> bool:
-    """The predicate-error cache, per SubJob and task role."""
-    if not task.role:
-        return False
-    tasks = jt.job.tasks
-    return any(jt.task_subjob.get(uid) is sj and tasks[uid].role == task.role
-               for uid in jt.job.fit_errors if uid in tasks)
+    return not (jt.has_policy and gang_flag(ssn, "enableJobPipelined")) or jt.subjobs_ready(SubJob.is_pipelined)
 
 
 def _reset_fit_errors(job: JobInfo, sj: SubJob | None = None) -> None:
@@ -106,74 +85,42 @@ def _replay(ssn: Session, ops: Ops) -> Statement:
 
 
 # --- the three levels ---------------------------------------------------------------------------
-def allocate_tasks_in(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: SubJob, sheet: TaskSheet,
-                      hn: HyperNodeInfo, queue: QueueInfo) -> Statement | None:
-    """Volcano ``allocateResourcesForTasks`` on the leaf nodes of ``hn``."""
-    job = jt.job
-    tree = ctx.tree
-    subset = None if hn.name == CLUSTER_TOP else hn.nodes
-    if subset is not None and len(subset) == 0:
-        return None
-    placer = ssn.placer
-    stmt = Statement(ssn)
-    allocated = sj.allocated_hypernode
-    while not sheet.empty():
-        task = sheet.pop()
-        if not ssn.allocatable(queue, task):
-            continue
-        if _has_fit_errors(jt, sj, task):
-            job.fit_errors[task.uid] = (f"Task {task.name} with role spec {task.role} "
-                                        "has already predicated failed, skip")
-            continue
-        err = ssn.pre_predicate(task)
-        if err:
-            job.fit_errors[task.uid] = err
-            break
-        if sj.topology is not None:
-            ctx.task_hypernode[task.uid] = allocated
-        choice = placer.best_node(task, subset=subset, depth=sheet.shapes[task.shape] + 1)
-        if choice is None:
-            where = "" if subset is None else f" in HyperNode {hn.name}"
-            job.fit_errors[task.uid] = placer.explain(task, subset) + where
-            if _need_continue(jt, sj):
-                continue
-            break
-        if choice.fits_idle:
-            stmt.allocate(task, choice.node)
-        else:
-            stmt.pipeline(task, choice.node)
-        if sj.topology is not None:
-            lowest = tree.lowest_hypernode_of_node(choice.node)
-            if lowest:
-                allocated = tree.lca(lowest, allocated)
-        if subjob_ready(ssn, jt, sj):
-            break
-    if subjob_ready(ssn, jt, sj) or subjob_pipelined(ssn, jt, sj):
-        return stmt
-    stmt.discard()
-    return None
-
-
 def _request(jt: JobTopology, sj: SubJob | None) -> SearchRequest:
     if sj is None:
         return SearchRequest(jt.topology, jt.allocated_hypernode, jt.min_resources())
     return SearchRequest(sj.topology, sj.allocated_hypernode, sj.min_resources(jt.job.resources.zeros()))
 
 
+def _shortcuts(ssn: Session) -> SearchShortcuts:
+    """Which plugin offers topology allocate search shortcuts (looked up once per session)."""
+    ctx = topology_of(ssn)
+    found = ctx.shortcuts
+    if found is None:
+        found = ctx.shortcuts = SearchShortcuts()
+        orders = ssn.registered(HYPERNODE_ORDER)
+        plugin = ssn.plugins.get(orders[0][0]) if len(orders) == 1 else None
+        if isinstance(plugin, HyperNodeSearchShortcuts):
+            # the plugin of the only enabled HyperNodeOrderFn offers them
+            found.order = plugin
+            grads = ssn.registered(HYPERNODE_GRADIENT)
+            if grads and grads[0][0] == orders[0][0]:  # and it is the first HyperNodeGradientFn
+                found.alone = plugin
+    return found
+
+
 def _ties_only_at_max(ssn: Session) -> bool:
-    """Whether the HyperNodeOrderFns are one that scores a HyperNode by itself and adds a bonus (at
-    most 1 point per 100) only to HyperNodes tied at the best score (the network-topology-aware one):
+    """Whether the HyperNode order scores a HyperNode by itself and adds a bonus (at most 1 point
+    per 100) only to HyperNodes tied at the best score (see :class:`HyperNodeSearchShortcuts`):
     then the winner is among the best-scored successful candidates, so candidates may be dry-run
     best score first and the search stopped at the first score level with a solution."""
-    fns = ssn._all("hypernode_order")
-    return len(fns) == 1 and getattr(getattr(fns[0], "__self__", None), "ORDER_TIES_ONLY_AT_MAX", False)
+    return _shortcuts(ssn).order is not None
 
 
 def _dry_run_subjob(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: SubJob, sheet: TaskSheet,
                     hn: HyperNodeInfo, queue: QueueInfo) -> tuple[Statement | None, TaskSheet]:
     _reset_fit_errors(jt.job, sj)
     copy = sheet.clone()
-    stmt = allocate_tasks_in(ssn, ctx, jt, sj, copy, hn, queue)
+    stmt = allocate_tasks(ssn, jt, sj, copy, queue, hn, ctx)
     if stmt is not None and not len(stmt):
         stmt = None
     return stmt, copy
@@ -194,17 +141,17 @@ def allocate_subjob(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: Sub
     if sheet.empty():
         return None, 0.0
     ordered = _ties_only_at_max(ssn)
-    for gradient in hypernode_gradients(ssn, _request(jt, sj), hn_for_job, PURPOSE_ALLOCATE):
+    for gradient in ssn.hypernode_gradients(_request(jt, sj), hn_for_job, PURPOSE_ALLOCATE):
         if len(gradient) == 1:
             hn = gradient[0]
-            score = hypernode_scores(ssn, sj, [hn])[hn.name]
+            score = ssn.hypernode_scores(sj, [hn])[hn.name]
             final, remaining = _dry_run_subjob(ssn, ctx, jt, sj, sheet, hn, queue)
             if final is None:
                 continue
             return _subjob_chosen(ctx, sj, sheet, decisions, hn.name, remaining, final, score)
         solutions: dict[str, tuple[Ops, TaskSheet]] = {}
         if ordered:
-            alone = {h.name: hypernode_scores(ssn, sj, [h])[h.name] for h in gradient}
+            alone = {h.name: ssn.hypernode_scores(sj, [h])[h.name] for h in gradient}
             levels = sorted(set(alone.values()), reverse=True)
             last_run = ""
             for level in levels:
@@ -229,7 +176,7 @@ def allocate_subjob(ssn: Session, ctx: TopologyContext, jt: JobTopology, sj: Sub
         if not solutions:
             continue
         candidates = [ctx.tree.infos[name] for name in sorted(solutions)]
-        best, score = best_of(hypernode_scores(ssn, sj, candidates))
+        best, score = best_of(ssn.hypernode_scores(sj, candidates))
         ops, remaining = solutions[best]
         return _subjob_chosen(ctx, sj, sheet, decisions, best, remaining, _replay(ssn, ops), score)
     return None, 0.0
@@ -251,14 +198,12 @@ def _subjob_chosen(ctx: TopologyContext, sj: SubJob, sheet: TaskSheet, decisions
     return final, score
 
 
-def _job_sheet(ssn: Session, ctx: TopologyContext, jt: JobTopology, run: object) -> JobSheet:
-    """The job's worksheet for this allocate run (``run``: any object unique to the run; the
-    action's own worksheet of the job lists its schedulable tasks in task order: they need no
-    sorting again)."""
+def _job_sheet(ssn: Session, ctx: TopologyContext, jt: JobTopology, run: TaskSheet | None) -> JobSheet:
+    """The job's worksheet for this allocate run (``run``: the action's sheet of the job, unique to
+    the run, listing its schedulable tasks in task order: they need no sorting again)."""
     found = ctx.sheets.get(jt.job.uid)
     if found is None or found[0] is not run:
-        ordered = getattr(run, "tasks", None)
-        sheet = build_job_sheet(ssn, jt, ordered if isinstance(ordered, list) else None)
+        sheet = build_job_sheet(ssn, jt, run.tasks if run is not None else None)
         found = ctx.sheets[jt.job.uid] = (run, sheet)
     return found[1]
 
@@ -329,29 +274,25 @@ def _bounds(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet: JobSheet
     request = _request(jt, sj)
     fast = _alone_bounds(ssn)
     if fast is not None:
-        found = fast(request, sj, gradient)
+        found = fast.alone_bounds(request, sj, gradient)
         if found is not None:
             return found
     out: list[float] = []
     for hn in gradient:
-        inner = hypernode_gradients(ssn, request, hn, PURPOSE_ALLOCATE)
+        inner = ssn.hypernode_gradients(request, hn, PURPOSE_ALLOCATE)
         if not inner:
             out.append(_NO_SOLUTION)
         elif len(inner) == 1 and len(inner[0]) == 1 and inner[0][0] is hn:
-            out.append(hypernode_scores(ssn, sj, [hn])[hn.name])
+            out.append(ssn.hypernode_scores(sj, [hn])[hn.name])
         else:
             out.append(_MUST_RUN)
     return out
 
 
-def _alone_bounds(ssn: Session) -> Any:
-    """The ``alone_bounds`` of the plugin that owns both the gradient and the (only) order function:
-    the values ``_bounds`` computes, for all candidates at once."""
-    grads, orders = ssn._all("hypernode_gradient"), ssn._all("hypernode_order")
-    owner = getattr(grads[0], "__self__", None) if grads else None
-    if owner is None or len(orders) != 1 or getattr(orders[0], "__self__", None) is not owner:
-        return None
-    return getattr(owner, "alone_bounds", None)
+def _alone_bounds(ssn: Session) -> HyperNodeSearchShortcuts | None:
+    """The plugin that owns both the first gradient and the (only) order function, if it offers
+    ``alone_bounds``: the values ``_bounds`` computes, for all candidates at once."""
+    return _shortcuts(ssn).alone
 
 
 def _none_pending(jt: JobTopology) -> bool:
@@ -421,7 +362,7 @@ def _search_gradient(ssn: Session, ctx: TopologyContext, jt: JobTopology, sheet:
     return best[1], best_run
 
 
-def allocate_for_job(ssn: Session, job: JobInfo, queue: QueueInfo, run: object = None) -> Statement | None:
+def allocate_for_job(ssn: Session, job: JobInfo, queue: QueueInfo, run: TaskSheet | None = None) -> Statement | None:
     """Volcano ``allocateForJob`` from the cluster top: one statement for the best job HyperNode."""
     ctx = topology_of(ssn)
     jt = ctx.job(job)
@@ -429,7 +370,7 @@ def allocate_for_job(ssn: Session, job: JobInfo, queue: QueueInfo, run: object =
     if sheet.empty():
         return None
     snapshot = {uid: sj.allocated_hypernode for uid, sj in jt.subjobs.items()}
-    for gradient in hypernode_gradients(ssn, _request(jt, None), ctx.tree.top, PURPOSE_ALLOCATE):
+    for gradient in ssn.hypernode_gradients(_request(jt, None), ctx.tree.top, PURPOSE_ALLOCATE):
         found = _search_gradient(ssn, ctx, jt, sheet, gradient, queue, snapshot)
         if found is None:
             continue
@@ -458,15 +399,15 @@ def _commit_decision(ctx: TopologyContext, jt: JobTopology) -> None:
 # --- the allocate action's branch -----------------------------------------------------------------
 def uses_topology_path(ssn: Session, job: JobInfo) -> bool:
     """Jobs with hard topology (soft counts, converted) or SubJob policies take this path."""
-    if job.network_topology is None and not (job.pod_group.get("spec") or {}).get("subGroupPolicy"):
+    if job.plain:
         return False
     return topology_of(ssn).job(job).needs_topology_path()
 
 
-def allocate_job_turn(ssn: Session, job: JobInfo, queue: QueueInfo, run: object = None) -> bool:
+def allocate_job_turn(ssn: Session, job: JobInfo, queue: QueueInfo, run: TaskSheet | None = None) -> bool:
     """One turn of a topology job in allocate; True if the job should be pushed back for more.
 
-    ``run`` identifies the allocate run (the action passes its own worksheet): the job's SubJob
+    ``run`` identifies the allocate run (the action passes its own sheet of the job): the job's SubJob
     worksheet lives across the job's turns of one run, as in Volcano, and is rebuilt for the next.
     """
     ctx = topology_of(ssn)

@@ -1,15 +1,15 @@
-"""Per-session topology state, and how the session combines the HyperNode extension points.
+"""Per-session topology state: the HyperNode tree and each job's SubJobs.
 
-The tree and each job's SubJobs are built once per session, on first use, and kept on the session
-object (``topology_of(ssn)``), so the allocate action and the network-topology-aware plugin share
-them without the framework knowing about HyperNodes.
+Built once per session, on first use, and kept on the session (``ssn.topology``, through
+``topology_of(ssn)``), so the allocate action and the network-topology-aware plugin share them. The
+session combines the HyperNode extension points (``Session.hypernode_gradients``,
+``Session.hypernode_scores``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -18,11 +18,12 @@ from pumice.scheduler.topology.subjobs import JobTopology, SubJob, Topology, bui
 from pumice.scheduler.topology.tree import HyperNodeInfo, HyperNodeTree
 
 if TYPE_CHECKING:
-    from pumice.scheduler.cache import ClusterState
     from pumice.scheduler.framework.session import Session
+    from pumice.scheduler.snapshot import ClusterState
+    from pumice.scheduler.topology.resources import HyperNodeResources
+    from pumice.scheduler.topology.worksheet import JobSheet
 
 PURPOSE_ALLOCATE, PURPOSE_EVICT = "allocate", "evict"
-_ATTR = "_pumice_topology"
 
 
 @dataclass(slots=True)
@@ -34,10 +35,14 @@ class SearchRequest:
     min_resource: np.ndarray
 
 
-#: HyperNodeGradientFn(request, search root, purpose) -> HyperNodes grouped by tier, lowest first.
-GradientFn = Callable[[SearchRequest, HyperNodeInfo, str], "list[list[HyperNodeInfo]] | None"]
-#: HyperNodeOrderFn(subJob, candidates) -> score per HyperNode name.
-HyperNodeOrderFn = Callable[[SubJob, list[HyperNodeInfo]], dict[str, float]]
+@dataclass(slots=True)
+class SearchShortcuts:
+    """The plugins offering :class:`HyperNodeSearchShortcuts` to topology allocate, if any: ``order``
+    is the only enabled HyperNodeOrderFn's; ``alone``, the same plugin if it is also the first
+    HyperNodeGradientFn (then its ``alone_bounds`` may answer for both)."""
+
+    order: HyperNodeSearchShortcuts | None = None
+    alone: HyperNodeSearchShortcuts | None = None
 
 
 @dataclass(eq=False)
@@ -47,11 +52,13 @@ class TopologyContext:
     #: Volcano's ``task.JobAllocatedHyperNode``: the SubJob's HyperNode when the task was scored.
     task_hypernode: dict[str, str] = field(default_factory=dict)
     #: Per job: (allocate run, its worksheet), kept across the job's turns in one allocate run.
-    sheets: dict[str, tuple[object, Any]] = field(default_factory=dict)
+    sheets: dict[str, tuple[object, JobSheet]] = field(default_factory=dict)
     #: Per job: (HyperNode chosen for the job, {SubJob uid: its new allocated HyperNode}).
     decisions: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     #: Filled by the network-topology-aware plugin: per-HyperNode resource sums.
-    resources: Any = None
+    resources: HyperNodeResources | None = None
+    #: Which plugin offers topology allocate its search shortcuts (found on first use).
+    shortcuts: SearchShortcuts | None = None
 
     def job(self, job: JobInfo) -> JobTopology:
         jt = self.jobs.get(job.uid)
@@ -63,42 +70,38 @@ class TopologyContext:
 def _tree(state: ClusterState) -> HyperNodeTree:
     """The HyperNode tree of a cluster state; a state kept across sessions (the live cache) keeps
     its tree until its node table or HyperNode list is replaced."""
-    cached = getattr(state, _ATTR, None)
-    if cached is not None and cached[0] is state.nodes and cached[1] is state.hypernodes:
-        return cached[2]
-    tree = HyperNodeTree.build(state.hypernodes, state.nodes)
-    setattr(state, _ATTR, (state.nodes, state.hypernodes, tree))
+    tree = state.hypernode_tree
+    if tree is None or not tree.built_from(state.hypernodes, state.nodes):
+        tree = state.hypernode_tree = HyperNodeTree.build(state.hypernodes, state.nodes)
     return tree
 
 
 def topology_of(ssn: Session) -> TopologyContext:
     """The session's topology state, built on first use."""
-    ctx: TopologyContext | None = getattr(ssn, _ATTR, None)
+    ctx = ssn.topology
     if ctx is None:
-        ctx = TopologyContext(_tree(ssn.state))
-        setattr(ssn, _ATTR, ctx)
+        ctx = ssn.topology = TopologyContext(_tree(ssn.state))
     return ctx
-
-
-def hypernode_gradients(ssn: Session, request: SearchRequest, root: HyperNodeInfo,
-                        purpose: str = PURPOSE_ALLOCATE) -> list[list[HyperNodeInfo]]:
-    """The first enabled HyperNodeGradientFn answers; without one the search root is the only candidate."""
-    for fn in ssn._all("hypernode_gradient"):
-        return fn(request, root, purpose) or []
-    return [[root]]
-
-
-def hypernode_scores(ssn: Session, subjob: SubJob, candidates: list[HyperNodeInfo]) -> dict[str, float]:
-    """Σ over enabled HyperNodeOrderFns (Volcano ``PrioritizeHyperNodes``)."""
-    total = {hn.name: 0.0 for hn in candidates}
-    for fn in ssn._all("hypernode_order"):
-        for name, score in fn(subjob, candidates).items():
-            if name in total:
-                total[name] += score
-    return total
 
 
 def best_of(scores: dict[str, float]) -> tuple[str, float]:
     """Highest score; ties go to the lowest name (Volcano picks at random)."""
     name = min(scores, key=lambda n: (-scores[n], n))
     return name, scores[name]
+
+
+@runtime_checkable
+class HyperNodeSearchShortcuts(Protocol):
+    """A plugin capability, for topology allocate's search (optional).
+
+    A plugin that is the only enabled HyperNodeOrderFn and has this capability promises: its order
+    scores each HyperNode by itself, plus a bonus below one point per 100 only for HyperNodes tied
+    at the best score. Candidates may then be dry-run best score first, the search stopped at the
+    first score level that has a solution. If it is also the first HyperNodeGradientFn,
+    ``alone_bounds`` gives, for a job's only SubJob and the candidates of a gradient, what the
+    gradient and the order would: per candidate ``h``, its score alone if the SubJob's gradient in
+    ``h`` is exactly ``[[h]]``, -inf if it is empty, +inf otherwise; None when the SubJob already
+    runs somewhere (not answered)."""
+
+    def alone_bounds(self, req: SearchRequest, sj: SubJob, candidates: list[HyperNodeInfo]) -> list[float] | None:
+        ...

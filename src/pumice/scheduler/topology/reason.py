@@ -66,7 +66,7 @@ def no_fit_reason(ssn: Session, ctx: TopologyContext, jt: JobTopology) -> str:
     free = tree.sums(ssn.nodes.future_idle(), candidates)  # resources x candidates
     names = ssn.space.names
     worst: tuple[float, int, int, int] | None = None
-    for d in np.flatnonzero(need > 0):
+    for d in np.flatnonzero(need > 0).tolist():
         best = int(np.argmax(free[d]))
         gap = (need[d] - free[d, best]) / need[d]
         if free[d, best] + EPS < need[d]:

@@ -13,6 +13,9 @@ import numpy as np
 from pumice.scheduler.model import NodeTable, TaskInfo
 from pumice.scheduler.topology.tree import HyperNodeTree
 
+#: (resources that count, their weights, the weights' sum, the requested amounts).
+BinpackTerms = tuple[list[int], list[float], float, list[float]]
+
 
 class HyperNodeResources:
     def __init__(self, tree: HyperNodeTree, nodes: NodeTable) -> None:
@@ -32,6 +35,8 @@ class HyperNodeResources:
         self._placed: dict[str, int] = {}
         #: Per request (bytes of the vector): its non-zero (dimension, amount) pairs.
         self._deltas: dict[bytes, list[tuple[int, float]]] = {}
+        #: Per (request, weights) bytes: the binpacking terms (see ``terms``).
+        self._terms: dict[tuple[bytes, bytes], BinpackTerms] = {}
 
     @property
     def used(self) -> np.ndarray:
@@ -57,6 +62,17 @@ class HyperNodeResources:
         found = self._deltas.get(key)
         if found is None:
             found = self._deltas[key] = [(d, v) for d, v in enumerate(resreq.tolist()) if v]
+        return found
+
+    def terms(self, request: np.ndarray, weights: np.ndarray) -> BinpackTerms:
+        """The binpacking terms of a request: (the resources that count: requested, with a
+        weight; their weights; the weights' sum; the requested amounts)."""
+        key = (request.tobytes(), weights.tobytes())
+        found = self._terms.get(key)
+        if found is None:
+            dims = np.flatnonzero((request > 0) & (weights >= 0) & ~np.isnan(weights))
+            wsum = float(weights[dims][:, None].sum()) if len(dims) else 0.0
+            found = self._terms[key] = (dims.tolist(), weights[dims].tolist(), wsum, request[dims].tolist())
         return found
 
     def on_allocate(self, task: TaskInfo) -> int:
@@ -87,22 +103,6 @@ class HyperNodeResources:
         return node
 
 
-#: Per (request, weights) bytes: the binpacking terms (see ``_terms``).
-_TERMS: dict[tuple[bytes, bytes], tuple[list[int], list[float], float, list[float]]] = {}
-
-
-def _terms(request: np.ndarray, weights: np.ndarray) -> tuple[list[int], list[float], float, list[float]]:
-    """(the resources that count: requested, with a weight; their weights; the weights' sum;
-    the requested amounts)."""
-    key = (request.tobytes(), weights.tobytes())
-    found = _TERMS.get(key)
-    if found is None:
-        if len(_TERMS) > 4096:
-            _TERMS.clear()
-        dims = np.flatnonzero((request > 0) & (weights >= 0) & ~np.isnan(weights))
-        wsum = float(weights[dims][:, None].sum()) if len(dims) else 0.0
-        found = _TERMS[key] = (dims.tolist(), weights[dims].tolist(), wsum, request[dims].tolist())
-    return found
 
 
 def binpack_scores(res: HyperNodeResources, rows: np.ndarray, request: np.ndarray,
@@ -113,7 +113,7 @@ def binpack_scores(res: HyperNodeResources, rows: np.ndarray, request: np.ndarra
     Σ_r runs in dimension order, one resource at a time: a HyperNode's score must not depend on
     which other HyperNodes are scored with it (numpy's reductions may group terms by shape), and
     ``RowScorer`` must reach the same value, bit for bit."""
-    dims, w, wsum, req = _terms(request, weights)
+    dims, w, wsum, req = res.terms(request, weights)
     if not dims or wsum <= 0:
         return np.zeros(len(rows))
     used = res.used.take(rows, axis=1)
@@ -128,8 +128,9 @@ def binpack_scores(res: HyperNodeResources, rows: np.ndarray, request: np.ndarra
         positive = ad > 0
         weighted = w[i] * np.where(positive, total / np.where(positive, ad, 1.0), 0.0)
         total_w = weighted if total_w is None else total_w + weighted
-    score = total_w / wsum  # type: ignore[operator]
-    score[over] = 0.0  # type: ignore[index]
+    assert total_w is not None and over is not None  # dims is not empty
+    score: np.ndarray = total_w / wsum
+    score[over] = 0.0
     return score
 
 
@@ -140,7 +141,7 @@ class RowScorer:
     __slots__ = ("alloc_rows", "dims", "req", "steps", "used_rows", "w", "wsum")
 
     def __init__(self, res: HyperNodeResources, request: np.ndarray, weights: np.ndarray) -> None:
-        self.dims, self.w, self.wsum, self.req = _terms(request, weights)
+        self.dims, self.w, self.wsum, self.req = res.terms(request, weights)
         self.steps = list(enumerate(self.dims))
         self.used_rows = res.used_rows
         self.alloc_rows = res.alloc_rows

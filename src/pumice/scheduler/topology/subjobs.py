@@ -9,6 +9,7 @@ hard job), as Volcano's session open does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,8 @@ def ordered_sum(zeros: np.ndarray, vectors: list[np.ndarray]) -> np.ndarray:
     the bit: a cumulative sum adds in order), in a few numpy calls."""
     if not vectors:
         return zeros.copy()
-    return np.cumsum(np.stack([zeros, *vectors]), axis=0)[-1]
+    out: np.ndarray = np.cumsum(np.stack([zeros, *vectors]), axis=0)[-1]
+    return out
 
 
 @dataclass(slots=True)
@@ -74,11 +76,7 @@ class SubJob:
     def hard(self) -> bool:
         return self.topology is not None and self.topology.constrains
 
-    @property
-    def priority(self) -> int:
-        return max((t.priority for t in self.tasks), default=0)
-
-    def _count(self, statuses: TaskStatus) -> int:
+    def _count(self, statuses: int) -> int:
         return sum(1 for t in self.tasks if t.status & statuses)
 
     def _best_effort_pending(self) -> int:
@@ -104,6 +102,8 @@ class SubJob:
 
 @dataclass(eq=False)
 class JobTopology:
+    """A job's SubJobs and network topology (a plain job: its one default SubJob, no topology)."""
+
     job: JobInfo
     topology: Topology | None
     subjobs: dict[str, SubJob]
@@ -111,6 +111,36 @@ class JobTopology:
     min_subjobs: dict[str, int]
     has_policy: bool
     allocated_hypernode: str = ""
+
+    @classmethod
+    def plain(cls, job: JobInfo) -> JobTopology:
+        """A job without topology and SubJob policies: one SubJob of all its tasks (what
+        :func:`build_job_topology` makes of it, without a HyperNode tree). Its ``task_subjob`` is
+        left empty (every task is in the one SubJob): the allocate walk, its only user, needs no
+        map, and every plain job of a session would hold one."""
+        sj = SubJob(job.uid, job.uid, job, job.min_available, None, tasks=list(job.tasks.values()))
+        return cls(job, None, {sj.uid: sj}, {}, {}, False)
+
+    def role_failed(self, sj: SubJob, task: TaskInfo) -> bool:
+        """Volcano ``TaskHasFitErrors(subJob, task)``: a task of the same role in the SubJob found no
+        node this session (the predicate-error cache: the role is not tried again)."""
+        if not task.role:
+            return False
+        job = self.job
+        if len(self.subjobs) == 1:
+            return job.task_has_fit_errors(task)
+        tasks = job.tasks
+        return any(self.task_subjob.get(uid) is sj and tasks[uid].role == task.role
+                   for uid in job.fit_errors if uid in tasks)
+
+    def need_continue(self, sj: SubJob) -> bool:
+        """Volcano ``NeedContinueAllocating(subJob)``: may other tasks be tried after one found no node?"""
+        job = self.job
+        if job.min_available == len(job.tasks) or sj.min_available >= len(sj.tasks):
+            return False
+        if self.has_policy:
+            return True
+        return job.need_continue_allocating()
 
     @property
     def hard(self) -> bool:
@@ -126,11 +156,11 @@ class JobTopology:
     def with_topology(self) -> bool:
         return self.topology is not None or any(sj.topology is not None for sj in self.subjobs.values())
 
-    def subjobs_ready(self, condition: str) -> bool:
-        """Every policy has at least ``minSubGroups`` SubJobs satisfying ``is_<condition>``."""
+    def subjobs_ready(self, condition: Callable[[SubJob], bool]) -> bool:
+        """Every policy has at least ``minSubGroups`` SubJobs satisfying ``condition``."""
         counts: dict[str, int] = {}
         for sj in self.subjobs.values():
-            if getattr(sj, f"is_{condition}")():
+            if condition(sj):
                 counts[sj.gid] = counts.get(sj.gid, 0) + 1
         return all(counts.get(gid, 0) >= need for gid, need in self.min_subjobs.items() if need > 0)
 

@@ -55,6 +55,9 @@ class HyperNodeTree:
         self.top: HyperNodeInfo = HyperNodeInfo(CLUSTER_TOP, 1, "", 0)
         self._lca: dict[tuple[str, str], str] = {}
         self._at_tier: dict[int, np.ndarray] = {}
+        #: What the tree was built from (a state kept across sessions keeps its tree while both are
+        #: the same objects).
+        self.source: tuple[list[dict[str, Any]], NodeTable] | None = None
 
     # --- construction ---------------------------------------------------------------------------
     @classmethod
@@ -90,7 +93,11 @@ class HyperNodeTree:
             if named:
                 direct[name].append(np.array(sorted(set(named)), dtype=np.int64))
         tree._finish(direct, len(nodes))
+        tree.source = (hypernodes, nodes)
         return tree
+
+    def built_from(self, hypernodes: list[dict[str, Any]], nodes: NodeTable) -> bool:
+        return self.source is not None and self.source[0] is hypernodes and self.source[1] is nodes
 
     def _link(self, child: str, parent: str) -> None:
         info = self.infos[child]
@@ -218,7 +225,3 @@ class HyperNodeTree:
                 found[info.nodes] = info.idx
             self._at_tier[tier] = found
         return found
-
-    def contains(self, hypernode: str, node: int) -> bool:
-        info = self.infos.get(hypernode)
-        return info is not None and bool(self.membership[info.idx, node])

@@ -1,14 +1,15 @@
-"""A topology job's allocate worksheet: SubJobs in order, each with its pending tasks in task order."""
+"""Allocate worksheets: a SubJob's pending tasks in task order (a plain job has one SubJob) and a
+topology job's SubJobs in order."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
 from functools import cmp_to_key
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pumice.scheduler.framework.pqueue import PriorityQueue
-from pumice.scheduler.model import TaskInfo, TaskStatus
+from pumice.scheduler.model import JobInfo, Shape, TaskInfo, TaskStatus
 from pumice.scheduler.topology.subjobs import JobTopology, SubJob
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ class TaskSheet:
     list and a cursor serve as Volcano's task queue; a clone (a dry run) shares the list.
     """
 
-    def __init__(self, tasks: list[TaskInfo], shapes: Counter[tuple], start: int = 0) -> None:
+    def __init__(self, tasks: list[TaskInfo], shapes: Counter[Shape], start: int = 0) -> None:
         self.tasks = tasks
         self.shapes = shapes
         self.next = start
@@ -64,37 +65,25 @@ class JobSheet:
         self.sheets = other.sheets
 
 
-def _schedulable(task: TaskInfo) -> bool:
-    """As the allocate action: pending, not best-effort (left to backfill), not gated."""
+def schedulable(task: TaskInfo) -> bool:
+    """What allocate places: pending, not best-effort (left to backfill), not gated."""
     return (task.status == TaskStatus.PENDING and not task.best_effort
             and not (task.pod.get("spec") or {}).get("schedulingGates"))
 
 
-def gang_flag(ssn: Session, flag: str) -> bool:
-    """Whether the gang plugin is on and its ``flag`` is enabled (SubJob checks come from gang)."""
-    if "gang" not in ssn.plugins:
-        return False
-    for tier in ssn.conf.tiers:
-        for opt in tier.plugins:
-            if opt.name == "gang":
-                return opt.enabled(flag)
-    return False
-
-
-def subjob_less(ssn: Session) -> SubJobLess:
-    """Volcano ``SubJobOrderFn``: gang puts not-ready SubJobs first; then match index, then UID."""
-    gang = gang_flag(ssn, "enabledSubJobOrder")
-
-    def less(left: SubJob, right: SubJob) -> bool:
-        if gang:
-            lr, rr = left.is_ready(), right.is_ready()
-            if lr != rr:
-                return rr
-        if left.match_index != right.match_index:
-            return left.match_index < right.match_index
-        return left.uid < right.uid
-
-    return less
+def job_sheet(ssn: Session, job: JobInfo) -> TaskSheet | None:
+    """The job's schedulable tasks in task order (usually in index order already, which the sort
+    then only verifies), or None if it has none. (``schedulable``, inline: this runs for every pod.)"""
+    tasks: list[TaskInfo] = []
+    shapes: Counter[Shape] = Counter()
+    for t in job.tasks.values():
+        if t.status != TaskStatus.PENDING or t.best_effort or (t.pod.get("spec") or {}).get("schedulingGates"):
+            continue
+        tasks.append(t)
+        shapes[t.shape] += 1
+    if not tasks:
+        return None
+    return TaskSheet(sorted(tasks, key=cmp_to_key(ssn.task_order_cmp)), shapes)
 
 
 def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | None = None) -> JobSheet:
@@ -103,12 +92,11 @@ def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | Non
     ``ordered``: the job's tasks in task order, every schedulable one among them (the allocate
     action sorted them when the run began, as Volcano builds its worksheets): then kept as is.
     """
-    less = subjob_less(ssn)
-    ready_gate = gang_flag(ssn, "enabledSubJobReady") if jt.has_policy else True
+    less = ssn.subjob_order_less
     counts: dict[str, int] = {}
     waiting: list[SubJob] = []
     for sj in jt.subjobs.values():
-        ready = (sj.is_ready() if ready_gate else True) if jt.has_policy else ssn.job_ready(jt.job)
+        ready = ssn.subjob_ready(sj) if jt.has_policy else ssn.job_ready(jt.job)
         if ready:
             counts[sj.gid] = counts.get(sj.gid, 0) + 1
         else:
@@ -133,9 +121,9 @@ def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | Non
     # so the result does not depend on the list's order).
     listed: dict[str, list[TaskInfo]] = {uid: [] for uid in jt.subjobs}
     for t in jt.job.tasks.values() if ordered is None else ordered:
-        sj = jt.task_subjob.get(t.uid)
-        if sj is not None and _schedulable(t):
-            listed[sj.uid].append(t)
+        owner = jt.task_subjob.get(t.uid)
+        if owner is not None and schedulable(t):
+            listed[owner.uid].append(t)
     for sj in jt.subjobs.values():
         tasks = listed[sj.uid]
         if not tasks:
@@ -147,7 +135,7 @@ def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | Non
     return JobSheet(subjobs, sheets)
 
 
-def _cmp_key(less: SubJobLess) -> Callable[[SubJob], object]:
+def _cmp_key(less: SubJobLess) -> Callable[[SubJob], Any]:
     def cmp(a: SubJob, b: SubJob) -> int:
         if less(a, b):
             return -1

@@ -1,4 +1,6 @@
-"""From API objects (wire-format dicts) to the session's view of the cluster.
+"""The snapshot a session starts from: API objects (wire-format dicts) turned into jobs, tasks,
+queues and the columnar node table (Volcano's cache snapshot; the cache kept current by events is
+:mod:`pumice.scheduler.live`).
 
 The scheduler reads dicts, never YAML files: every store (memory, SQLite, a real API server)
 hands out the same wire format, so the same code serves them all.
@@ -11,13 +13,16 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pumice.api.group_name import group_key
-from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, TaskInfo, TaskStatus
+from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, Shape, TaskInfo, TaskStatus
 from pumice.scheduler.resources import CPU, DEFAULT_MEMORY, DEFAULT_MILLI_CPU, MEMORY, ResourceSpace
+
+if TYPE_CHECKING:
+    from pumice.scheduler.topology.tree import HyperNodeTree
 
 TASK_SPEC_KEY = "volcano.sh/task-spec"
 TASK_PRIORITY_ANNOTATION = "volcano.sh/task-priority"
@@ -49,6 +54,9 @@ class ClusterState:
     #: Kept by a live cache: a superset of the active jobs that may have work for a session — not
     #: admitted yet, or with Pending tasks (see :func:`may_wait`). None: every active job may.
     waiting_jobs: set[str] | None = None
+    #: The HyperNode tree of the last session (topology code rebuilds it when ``nodes`` or
+    #: ``hypernodes`` are replaced).
+    hypernode_tree: HyperNodeTree | None = None
 
 
 def may_wait(job: JobInfo) -> bool:
@@ -82,11 +90,11 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
 def _is_ready(node: dict[str, Any]) -> bool:
     for cond in (node.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
-            return cond.get("status") == "True"
+            return bool(cond.get("status") == "True")
     return True  # nodes that report no condition (fixtures, simulated nodes) count as ready
 
 
-def task_status(pod: dict[str, Any]) -> TaskStatus:
+def task_status(pod: dict[str, Any]) -> int:
     """Volcano's ``getTaskStatus``."""
     phase = (pod.get("status") or {}).get("phase") or "Pending"
     deleting = bool(_meta(pod).get("deletionTimestamp"))
@@ -157,28 +165,34 @@ def _flag(meta: dict[str, Any], key: str, default: bool) -> bool:
     return default
 
 
-_SHAPES: dict[tuple, tuple] = {}
+class ShapeTable:
+    """Shape keys, interned: replicas of one task share one key object, so hot paths compare them
+    by identity. One table per snapshot builder (a live cache keeps its own across rebuilds)."""
 
+    #: A long-lived process sees many pod templates come and go: the table starts over past this.
+    LIMIT = 200_000
 
-def shape_key(pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> tuple:
-    """Replicas of one task share this key: their static feasibility and scores are equal. Keys are
-    interned, so hot paths compare them by identity."""
-    spec = pod.get("spec") or {}
-    labels = _meta(pod).get("labels") or {}
-    key = (
-        _meta(pod).get("namespace") or "default",
-        resreq.tobytes(),
-        init.tobytes(),
-        repr(spec.get("nodeSelector")),
-        repr(spec.get("affinity")),
-        repr(spec.get("tolerations")),
-        repr(spec.get("topologySpreadConstraints")),
-        repr(sorted(labels.items())) if (spec.get("affinity") or {}) else "",
-        repr([c.get("ports") for c in spec.get("containers") or [] if c.get("ports")]),
-    )
-    if len(_SHAPES) > 200_000:  # a long-lived process sees many pod templates come and go
-        _SHAPES.clear()
-    return _SHAPES.setdefault(key, key)
+    def __init__(self) -> None:
+        self._keys: dict[Shape, Shape] = {}
+
+    def key(self, pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> Shape:
+        """The pod's shape: replicas of one task share it (their static feasibility and scores are equal)."""
+        spec = pod.get("spec") or {}
+        labels = _meta(pod).get("labels") or {}
+        key = (
+            _meta(pod).get("namespace") or "default",
+            resreq.tobytes(),
+            init.tobytes(),
+            repr(spec.get("nodeSelector")),
+            repr(spec.get("affinity")),
+            repr(spec.get("tolerations")),
+            repr(spec.get("topologySpreadConstraints")),
+            repr(sorted(labels.items())) if (spec.get("affinity") or {}) else "",
+            repr([c.get("ports") for c in spec.get("containers") or [] if c.get("ports")]),
+        )
+        if len(self._keys) > self.LIMIT:
+            self._keys.clear()
+        return self._keys.setdefault(key, key)
 
 
 @dataclass
@@ -192,6 +206,7 @@ class Catalog:
     hypernodes: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: dict[str, int] = field(default_factory=dict)
     default_priority: int = 0
+    shapes: ShapeTable = field(default_factory=ShapeTable)
 
     def add(self, obj: dict[str, Any]) -> None:
         kind = obj.get("kind")
@@ -226,10 +241,11 @@ def make_queue(q: dict[str, Any]) -> QueueInfo:
     spec = q.get("spec") or {}
     name = meta.get("name", "")
     reclaimable = spec.get("reclaimable")
+    weight = spec.get("weight")
     return QueueInfo(
         uid=name,
         name=name,
-        weight=int(spec.get("weight") if spec.get("weight") is not None else 1),
+        weight=int(weight) if weight is not None else 1,
         priority=int(spec.get("priority") or 0),
         parent=spec.get("parent") or "",
         state=(q.get("status") or {}).get("state") or "Open",
@@ -268,35 +284,54 @@ def make_job(space: ResourceSpace, pg: dict[str, Any], catalog: Catalog) -> JobI
     )
 
 
-def _scheduling_fields(spec: dict[str, Any]) -> tuple:
+#: The parts of a pod spec its requests and shape come from.
+SchedulingFields = tuple[Any, ...]
+
+
+def _scheduling_fields(spec: dict[str, Any]) -> SchedulingFields:
     """The parts of a pod spec its requests and shape come from (a pod's spec barely changes: a
     live cache re-parses it only when these do)."""
     return (spec.get("containers"), spec.get("initContainers"), spec.get("overhead"), spec.get("nodeSelector"),
             spec.get("affinity"), spec.get("tolerations"), spec.get("topologySpreadConstraints"))
 
 
+@dataclass(slots=True)
+class ParsedPod:
+    """What parsing a pod's spec gave, kept by a live cache (per pod uid) while the parts it came
+    from (``fields``, ``labels``) do not change."""
+
+    fields: SchedulingFields
+    labels: dict[str, str]
+    resreq: np.ndarray
+    init_resreq: np.ndarray
+    nonzero: tuple[float, float]
+    shape: Shape
+    #: TaskInfo's fields derived from the requests (``TaskInfo.derived``).
+    derived: dict[str, Any]
+
+
 def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: JobInfo | None,
-              parsed: dict[str, tuple] | None = None) -> TaskInfo:
+              parsed: dict[str, ParsedPod] | None = None) -> TaskInfo:
     """A TaskInfo for ``pod``; ``parsed`` (uid -> earlier parse) lets a live cache skip re-parsing
     requests and shape when an event changed only the pod's status or node."""
     meta = _meta(pod)
     spec = pod.get("spec") or {}
-    ns = meta.get("namespace") or "default"
-    name = meta.get("name", "")
-    uid = meta.get("uid") or f"{ns}-{name}"
+    ns: str = meta.get("namespace") or "default"
+    name: str = meta.get("name", "")
+    uid: str = meta.get("uid") or f"{ns}-{name}"
     fields = _scheduling_fields(spec) if parsed is not None else None
     hit = parsed.get(uid) if parsed is not None else None
     derived: dict[str, Any] = {}
-    if hit is not None and hit[0] == fields and hit[1] == (meta.get("labels") or {}):
-        resreq, init, nonzero, shape, derived = hit[2:]
+    if hit is not None and hit.fields == fields and hit.labels == (meta.get("labels") or {}):
+        resreq, init, nonzero, shape, derived = hit.resreq, hit.init_resreq, hit.nonzero, hit.shape, hit.derived
     else:
         resreq, init, nonzero = pod_requests(space, pod)
-        shape = shape_key(pod, resreq, init)
+        shape = catalog.shapes.key(pod, resreq, init)
     ann = meta.get("annotations") or {}
     labels = meta.get("labels") or {}
     priority = spec.get("priority")
     if priority is None:
-        priority = catalog.priority_classes.get(spec.get("priorityClassName"), DEFAULT_TASK_PRIORITY)
+        priority = catalog.priority_classes.get(spec.get("priorityClassName") or "", DEFAULT_TASK_PRIORITY)
     if TASK_PRIORITY_ANNOTATION in ann:
         with contextlib.suppress(ValueError):
             priority = int(ann[TASK_PRIORITY_ANNOTATION])
@@ -320,8 +355,8 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
         nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
         **derived,
     )
-    if parsed is not None and not derived:
-        parsed[uid] = (fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
+    if parsed is not None and fields is not None and not derived:
+        parsed[uid] = ParsedPod(fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
     return task
 
 

@@ -1,0 +1,47 @@
+"""The built-in plugins and actions, by the names configurations use: one explicit list, as
+kube-scheduler's ``NewInTreeRegistry`` (importing a module registers nothing). A new plugin is one
+module under ``plugins/`` and one line here."""
+
+from __future__ import annotations
+
+from pumice.scheduler.actions.allocate import AllocateAction
+from pumice.scheduler.actions.backfill import BackfillAction
+from pumice.scheduler.actions.enqueue import EnqueueAction
+from pumice.scheduler.actions.preempt import PreemptAction
+from pumice.scheduler.actions.reclaim import ReclaimAction
+from pumice.scheduler.framework.plugin import Action, Plugin
+from pumice.scheduler.plugins.binpack import BinpackPlugin
+from pumice.scheduler.plugins.capacity import CapacityPlugin
+from pumice.scheduler.plugins.conformance import ConformancePlugin
+from pumice.scheduler.plugins.drf import DrfPlugin
+from pumice.scheduler.plugins.gang import GangPlugin
+from pumice.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
+from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin
+from pumice.scheduler.plugins.overcommit import OvercommitPlugin
+from pumice.scheduler.plugins.predicates import PredicatesPlugin
+from pumice.scheduler.plugins.priority import PriorityPlugin
+from pumice.scheduler.plugins.proportion import ProportionPlugin
+from pumice.scheduler.plugins.sla import SlaPlugin
+
+PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
+    PriorityPlugin,
+    GangPlugin,
+    ConformancePlugin,
+    DrfPlugin,
+    ProportionPlugin,
+    CapacityPlugin,
+    PredicatesPlugin,
+    NodeOrderPlugin,
+    BinpackPlugin,
+    OvercommitPlugin,
+    SlaPlugin,
+    NetworkTopologyAwarePlugin,
+)}
+
+ACTIONS: dict[str, type[Action]] = {action.name: action for action in (
+    EnqueueAction,
+    AllocateAction,
+    BackfillAction,
+    PreemptAction,
+    ReclaimAction,
+)}

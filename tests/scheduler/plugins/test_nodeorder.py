@@ -1,0 +1,35 @@
+"""nodeorder: kube-scheduler's least/most requested and balanced allocation scores, and the
+preferences normalized over the candidates (taints, preferred node affinity), with Volcano's weights."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin
+from tests.builders import node
+from tests.scheduler.plugins.support import busy_and_idle, session, task
+
+OBJECTS = busy_and_idle()
+
+
+def test_least_requested_and_balanced_by_default() -> None:
+    ssn = session(OBJECTS, "nodeorder")
+    # least requested: (4 - 3) * 100 // 4 = 25 on busy, 75 on idle; balanced: 100 on both (equal fractions)
+    assert ssn.placer.node_scores(task(ssn, "g-1")).tolist() == [125.0, 175.0]
+
+
+def test_weights_from_arguments() -> None:
+    most = {"name": "nodeorder", "arguments": {"leastrequested.weight": 0, "mostrequested.weight": 2,
+                                                "balancedresource.weight": 0}}
+    ssn = session(OBJECTS, most)
+    assert ssn.placer.node_scores(task(ssn, "g-1")).tolist() == [150.0, 50.0]  # 2 x (75, 25)
+
+
+def test_prefer_no_schedule_taints_are_normalized_over_the_candidates() -> None:
+    objs = [*OBJECTS]
+    objs[0] = node("busy", cpu="4", memory="4Gi", taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}])
+    ssn = session(objs, "nodeorder")
+    plugin = ssn.plugins["nodeorder"]
+    assert isinstance(plugin, NodeOrderPlugin)
+    scores = plugin.preference_scores(task(ssn, "g-1"), np.arange(2))
+    assert scores is not None and scores.tolist() == [0.0, 300.0]  # tainttoleration.weight 3 x (0, 100)
