@@ -146,6 +146,28 @@ def test_up_federation_refuses_bad_members_file(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["up", "--data-dir", str(tmp_path / "d"), "--federation", "--members",
                                    str(tmp_path / "m.yaml")])
     assert out.exit_code == 2
-    assert "clusters.east" not in out.output or "count" in out.output
+    assert "clusters.east.nodes[0].count" in out.output and str(tmp_path / "m.yaml") in out.output
+    assert not (tmp_path / "d" / "store.db").exists()  # nothing started, nothing left
     out = CliRunner().invoke(app, ["up", "--data-dir", str(tmp_path / "d"), "--members", str(tmp_path / "m.yaml")])
     assert out.exit_code == 2 and "go with --federation" in out.output
+
+
+def test_the_readme_federation(tmp_path: Path) -> None:
+    """README's three-cluster federation: examples/federation/members.yaml, and ring.yaml landing by topology."""
+    from tests.conftest import REPO
+
+    examples = REPO / "examples" / "federation"
+    host = FederationHost(tmp_path / "host", port=0, time_scale=60.0,
+                          members=load_members(examples / "members.yaml")).start()
+    try:
+        kc = host.kubeconfig
+        wait_for(lambda: kubectl(kc, "get", "clusters", "--no-headers").count(" True ") == 3)
+        kubectl(kc, "apply", "-f", str(examples / "ring.yaml"))
+        wait_for(lambda: "Running" in kubectl(kc, "get", "vcjob", "ring", "--no-headers"))
+        assert cluster_of(kc, "ring") == "us-west"  # the only 8-node block, though us-east is cheaper
+        out = CliRunner().invoke(app, ["federation", "explain", "ring", "--kubeconfig", str(kc)])
+        rejected = {line.split()[0]: line for line in out.output.splitlines() if " rejected " in line}
+        assert set(rejected) == {"us-east", "eu-west"}
+        assert "network-topology" in rejected["us-east"] and "tier <= 1" in rejected["us-east"]
+    finally:
+        host.stop()

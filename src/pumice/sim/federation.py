@@ -110,7 +110,7 @@ def member_spec(name: str, spec: Any, base: Path, source: str) -> MemberSpec:
     unknown = sorted(set(spec) - CLUSTER_KEYS)
     if unknown:
         raise ScenarioError(source, f"{fld}.{unknown[0]}", f"unknown key (use {', '.join(sorted(CLUSTER_KEYS))})")
-    nodes = _nodes(spec.get("nodes"), base, source)
+    nodes = _nodes(spec.get("nodes"), base, source, f"{fld}.nodes")
     for node in nodes:  # node names unique within the member; prefixed so members can be told apart
         node["metadata"]["labels"] = {**(node["metadata"].get("labels") or {})}
     labels = spec.get("labels") or {}

@@ -134,14 +134,14 @@ def _seconds(value: Any, source: str, fld: str) -> float:
         raise ScenarioError(source, fld, str(err)) from None
 
 
-def _nodes(value: Any, base: Path, source: str) -> list[dict[str, Any]]:
+def _nodes(value: Any, base: Path, source: str, field: str = "cluster.nodes") -> list[dict[str, Any]]:
     if value is None:
         return []
     entries = value if isinstance(value, list) else [value]
     used: set[str] = set()
     nodes: list[dict[str, Any]] = []
     for i, entry in enumerate(entries):
-        fld = f"cluster.nodes[{i}]"
+        fld = f"{field}[{i}]"
         if isinstance(entry, Mapping) and "kind" not in entry and set(entry) != {"file"}:
             nodes.extend(generate_nodes(entry, source, fld, used))
             continue
