@@ -155,3 +155,24 @@ def test_no_member_fits_waits_with_every_reason(make_world: Callable[..., Federa
     assert "a: task worker: 4 pods" in state["message"] and "b: task worker: 4 pods" in state["message"]
     explained = w.federation.explain("default", "huge")
     assert {v["cluster"]: v["kept"] for v in explained["clusters"]} == {"a": False, "b": False}
+
+
+def test_spread_group_goes_to_every_region_before_any_twice(make_world: Callable[..., FederatedWorld]) -> None:
+    w = make_world([MemberSpec(f"m-{r}", nodes(r, 4), labels={REGION: r}, cost={"nvidia.com/gpu": price})
+                    for r, price in (("us", 1), ("eu", 2), ("ap", 3))])
+    w.apply([vcjob(f"replica-{i}", 1, annotations={names.SPREAD_GROUP: "serving"}) for i in range(3)])
+    w.run_for(10)
+    assert sorted(str(cluster_of(w, f"replica-{i}")) for i in range(3)) == ["m-ap", "m-eu", "m-us"]
+    w.apply([vcjob("replica-3", 1, annotations={names.SPREAD_GROUP: "serving"}), vcjob("batch", 1)])
+    w.run_for(10)
+    assert cluster_of(w, "replica-3") == "m-us"  # every region has one: then the cheapest
+    assert cluster_of(w, "batch") == "m-us"  # no group: the cheapest
+
+
+def test_zone_preference(make_world: Callable[..., FederatedWorld]) -> None:
+    zone = names.ZONE_LABEL
+    w = make_world([MemberSpec("a", nodes("a", 4), labels={REGION: "eu", zone: "eu-1a"}, cost={"nvidia.com/gpu": 1}),
+                    MemberSpec("b", nodes("b", 4), labels={REGION: "eu", zone: "eu-1b"}, cost={"nvidia.com/gpu": 2})])
+    w.apply([vcjob("near", 1, annotations={names.ZONE_AFFINITY: "eu-1b"}), vcjob("far", 1)])
+    w.run_for(10)
+    assert (cluster_of(w, "near"), cluster_of(w, "far")) == ("b", "a")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pumice.federation import names
 from pumice.sim.world import FederatedWorld, MemberSpec
 
-from .builders import JOBS, cluster_of, config, host_job, nodes, queue, vcjob
+from .builders import JOBS, cluster_of, config, host_job, nodes, phase, queue, vcjob
 
 
 def _placed(w: FederatedWorld, queue_name: str) -> list[str]:
@@ -64,3 +64,26 @@ def test_hierarchy_in_capacity_mode(make_world: Callable[..., FederatedWorld]) -
     copies = w.clusters["a"].store.list(names.QUEUES)[0] + w.clusters["b"].store.list(names.QUEUES)[0]
     nlp = [q for q in copies if q["metadata"]["name"] == "nlp"]
     assert nlp and all(q["spec"]["parent"] == "research" and "deserved" not in q["spec"] for q in nlp)
+
+
+def _command(name: str, action: str, target: str) -> dict:
+    return {"apiVersion": "bus.volcano.sh/v1alpha1", "kind": "Command",
+            "metadata": {"name": name, "namespace": "default"}, "action": action,
+            "target": {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "name": target}}
+
+
+def test_a_closed_host_queue_holds_its_jobs_until_opened(make_world: Callable[..., FederatedWorld]) -> None:
+    w = make_world([MemberSpec("a", nodes("a", 4)), MemberSpec("b", nodes("b", 4))])
+    w.apply([queue("team", 1), vcjob("fill-a", 4, duration=30), vcjob("fill-b", 4, duration=30)])
+    w.run_for(5)
+    w.apply([vcjob("held", 1, queue="team")])  # admitted while its queue is Open, waits for room
+    w.run_for(2)
+    w.apply([_command("close-team", "CloseQueue", "team")])  # as `pumice queue operate -a close` does
+    w.run_for(60)  # the fillers finish: room everywhere, but the queue is Closed
+    assert w.host.get(names.QUEUES, None, "team")["status"]["state"] == "Closed"
+    assert phase(w, "fill-a") == "Completed" and cluster_of(w, "held") is None
+    state = host_job(w, "held")["status"]["state"]
+    assert state["phase"] == "Pending" and state["reason"] == "QueueLimit" and "Closed" in state["message"]
+    w.apply([_command("open-team", "OpenQueue", "team")])
+    w.run_for(10)
+    assert cluster_of(w, "held") is not None and phase(w, "held") == "Running"
