@@ -263,3 +263,28 @@ def test_a_killed_member_has_its_jobs_finished_elsewhere(federation: Federation)
     assert {"h100", "near-eu", "ring", "cheap", "survivor"} <= names  # nothing lost on the host
     assert all((j.get("status") or {}).get("state", {}).get("phase") == "Completed" for j in every
                if j["metadata"]["name"] in {"h100", "near-eu", "ring", "cheap", "survivor"})
+
+
+def test_depends_on_across_members(federation: Federation) -> None:
+    """A job in the real cluster, and one in a pumice up member that may start only once the first completed."""
+    fed = federation
+    first = vcjob("extract", 1, seconds=100, annotations="federation.pumice.io/cluster-selector: "
+                                                         "topology.kubernetes.io/region=ap-south")
+    second = vcjob("train", 1, seconds=100, annotations="federation.pumice.io/cluster-selector: "
+                                                        "topology.kubernetes.io/region=us-east, "
+                                                        "federation.pumice.io/depends-on: extract")
+    kubectl(fed.host, "apply", "-f", "-", input=first + "---\n" + second)
+    eventually(lambda: fed.phase("extract") == "Running", 60, "extract running")
+    assert fed.placed("extract") == "kube"
+    reason = kubectl(fed.host, "get", "vcjob", "train", "-o", "jsonpath={.status.state.reason}")
+    assert reason == "DependencyPending" and not fed.placed("train")
+
+    def extract_done() -> bool:
+        train_placed = fed.placed("train")  # read first: it may not be placed before extract is seen Completed
+        done = fed.phase("extract") == "Completed"
+        assert done or not train_placed, f"train dispatched to {train_placed} before extract completed"
+        return done
+
+    eventually(extract_done, 60, "extract completed in the real cluster")
+    eventually(lambda: fed.phase("train") == "Completed", 60, "train completed after it")
+    assert fed.placed("train") == "east"
