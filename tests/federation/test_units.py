@@ -119,3 +119,30 @@ def test_proportion_water_filling_and_capability() -> None:
     job = amounts(space, {"nvidia.com/gpu": 16000})
     assert gq.admit("c", job) is not None and gq.admit("a", job) is None
     assert np.isclose(gq.accounts["a"].allocated[gpu], 0)
+
+
+def test_a_sped_up_member_counts_the_fence_lease_in_real_seconds() -> None:
+    """The driver's clock runs 10x (``--time-scale 10``): the lease is counted on the real clock, and the agent's
+    wake-up is on the driver's clock and never in its past (which kept a sped-up member's loop spinning)."""
+    from pumice.clock import VirtualClock, rfc3339
+    from pumice.federation.fence import LEASES, FenceAgent, lease_body
+    from pumice.store import MemoryStore
+
+    driver, real = VirtualClock(), VirtualClock()
+    store = MemoryStore()
+    store.create(LEASES, {**lease_body("fed", rfc3339(real.now()), 20),
+                          "metadata": {"name": names.FENCE_NAME, "namespace": names.FENCE_NAMESPACE}})
+    job = vcjob("copy", 1)
+    job["metadata"]["labels"] = {names.MANAGED_LABEL: "true"}
+    store.create("jobs.batch.volcano.sh", job)
+    agent = FenceAgent(store, driver, lease_clock=real, scale=10.0)
+    assert agent.sync()  # read and acknowledged
+    ack = store.get(LEASES, names.FENCE_NAMESPACE, names.FENCE_NAME)["metadata"]["annotations"]
+    assert ack[names.FENCE_ACK]
+    assert agent.next_wakeup() == driver.now() + 2 * 10  # the next read, 2 real seconds = 20 driver seconds
+    driver.advance_to(driver.now() + 1000.0)  # much cluster time, no real time: the lease is still good
+    assert agent.next_wakeup() == driver.now() + 2 * 10
+    assert not agent.sync() and store.list("jobs.batch.volcano.sh")[0]
+    real.advance_to(real.now() + 21.0)  # 21 real seconds without a renewal: fenced
+    assert agent.pending() and agent.sync()
+    assert store.list("jobs.batch.volcano.sh")[0] == [] and agent.fenced == 1

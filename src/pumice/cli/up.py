@@ -166,7 +166,7 @@ class ControlPlane:
             conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
             cluster = Cluster(store, clock, conf, discovery=self.discovery)
             # a federation's member stops the federation's jobs when cut off from it; leases are real seconds
-            add_fence_agent(cluster.controllers, store, WallClock())
+            add_fence_agent(cluster.controllers, store, clock, lease_clock=WallClock(), scale=self.time_scale)
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
             app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics)

@@ -45,11 +45,19 @@ def lease_body(holder: str, renew_time: str, duration: float) -> Obj:
 
 
 class FenceAgent:
-    """A member-side controller (``sync``/``next_wakeup``/``pending``) over the member's own store."""
+    """A member-side controller (``sync``/``next_wakeup``/``pending``) over the member's own store.
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    ``clock`` is the clock of whatever drives it (its ``next_wakeup`` is on that clock); ``lease_clock`` the one
+    leases are counted on (default: the same). They differ in a sped-up member (``--time-scale``): the
+    federation renews in real seconds, so the agent counts in real seconds too, and ``scale`` (``clock`` seconds
+    per ``lease_clock`` second) turns its deadlines into the driver's time.
+    """
+
+    def __init__(self, store: Store, clock: Clock, *, lease_clock: Clock | None = None, scale: float = 1.0) -> None:
         self.store = store
         self.clock = clock
+        self.lease_clock = lease_clock or clock
+        self.scale = scale
         self.renew_time = ""
         self.seen_at: float | None = None
         self.duration = 0.0
@@ -71,13 +79,20 @@ class FenceAgent:
             return None
         return self._read_at + max(1.0, POLL_SHARE * self.duration)
 
-    def next_wakeup(self) -> float | None:
+    def _wakeup(self) -> float | None:
+        """The next deadline on the lease clock."""
         times = [t for t in (self._due(), self._next_read()) if t is not None]
         return min(times) if times else None
 
+    def next_wakeup(self) -> float | None:
+        due = self._wakeup()
+        if due is None or self.lease_clock is self.clock:
+            return due
+        return self.clock.now() + max(0.0, due - self.lease_clock.now()) * self.scale
+
     def pending(self) -> bool:
-        now = self.clock.now()
-        due = self.next_wakeup()
+        now = self.lease_clock.now()
+        due = self._wakeup()
         if due is not None and due <= now:
             return True
         # no federation seen (yet): look when the member's store moves, at most once a second
@@ -86,7 +101,7 @@ class FenceAgent:
     def sync(self) -> bool:
         if not self.pending():
             return False
-        now = self.clock.now()
+        now = self.lease_clock.now()
         self._read_at = now
         self._marker = self.store.change_marker()
         wrote = self._read(now)  # always read before fencing: a renewal may have come since
@@ -145,10 +160,12 @@ class FenceAgent:
         pass
 
 
-def add_fence_agent(manager: Any, store: Store, clock: Clock) -> FenceAgent | None:
-    """Run a ``FenceAgent`` among a ``ControllerManager``'s controllers (None without a manager)."""
+def add_fence_agent(manager: Any, store: Store, clock: Clock, *, lease_clock: Clock | None = None,
+                    scale: float = 1.0) -> FenceAgent | None:
+    """Run a ``FenceAgent`` among a ``ControllerManager``'s controllers (None without a manager); ``clock`` is
+    the manager's, ``lease_clock`` and ``scale`` as ``FenceAgent`` takes them."""
     if manager is None:
         return None
-    agent = FenceAgent(store, clock)
+    agent = FenceAgent(store, clock, lease_clock=lease_clock, scale=scale)
     manager.controllers = (*manager.controllers, agent)
     return agent

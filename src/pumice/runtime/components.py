@@ -244,7 +244,8 @@ class Components:
             return
         manager = self.controllers = ControllerManager(self.store, self.clock, kubernetes=False,
                                                      discovery=self.settings.discovery)
-        add_fence_agent(manager, self.store, WallClock())  # a federation member fences its jobs (real seconds)
+        # a federation member fences its jobs, counting the lease in real seconds whatever --time-scale says
+        add_fence_agent(manager, self.store, self.clock, lease_clock=WallClock(), scale=self.settings.time_scale)
         while not self.stopping.is_set():
             if not self.leading("controllers"):
                 return
