@@ -87,3 +87,29 @@ def test_a_closed_host_queue_holds_its_jobs_until_opened(make_world: Callable[..
     w.apply([_command("open-team", "OpenQueue", "team")])
     w.run_for(10)
     assert cluster_of(w, "held") is not None and phase(w, "held") == "Running"
+
+
+def test_what_a_member_gets_of_a_queue_and_a_priority_class(make_world: Callable[..., FederatedWorld]) -> None:
+    """Weight, capability and parent go to the member; guarantee and deserved (shares of the whole federation)
+    do not; a PriorityClass is never a member's globalDefault; a queue the member had already is left alone."""
+    own = queue("shared", 7)
+    w = make_world([MemberSpec("a", nodes("a", 4), objects=[own])])
+    w.apply([queue("org", 1, capability={"nvidia.com/gpu": "32"}, deserved={"nvidia.com/gpu": "32"},
+                   guarantee={"resource": {"nvidia.com/gpu": "8"}}),
+             queue("team", 2, parent="org", capability={"nvidia.com/gpu": "16"},
+                                    guarantee={"resource": {"nvidia.com/gpu": "8"}},
+                                    deserved={"nvidia.com/gpu": "16"}),
+             queue("shared", 1),
+             {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+              "value": 100, "globalDefault": True}])
+    w.apply([vcjob("j", 1, queue="team", priority_class="high"), vcjob("k", 1, queue="shared")])
+    w.run_for(10)
+    member = w.clusters["a"].store
+    team = member.get(names.QUEUES, None, "team")["spec"]
+    assert team["weight"] == 2 and team["parent"] == "org" and team["capability"] == {"nvidia.com/gpu": "16"}
+    assert "guarantee" not in team and "deserved" not in team
+    assert member.get(names.QUEUES, None, "org")["metadata"]["labels"][names.MANAGED_LABEL] == "true"
+    assert member.get(names.QUEUES, None, "shared")["spec"]["weight"] == 7  # the member's own
+    pc = member.get("priorityclasses.scheduling.k8s.io", None, "high")
+    assert pc["value"] == 100 and pc["globalDefault"] is False
+    assert phase(w, "j") == "Running" and phase(w, "k") == "Running"
