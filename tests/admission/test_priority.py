@@ -3,6 +3,7 @@ PriorityClass, checked side by side with a real kube-apiserver 1.20 doing the sa
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,9 +59,28 @@ def _priority_fields(created: Obj) -> tuple[Any, Any, Any]:
     return spec.get("priority"), spec.get("priorityClassName"), spec.get("preemptionPolicy")
 
 
+def _class_seen(kc: KubeClient, name: str, value: int, *, default: bool = False) -> None:
+    """Wait until admission sees a new class (kube-apiserver reads classes through an informer: a pod created
+    right after its class may not see it yet); the probe pods are deleted."""
+    deadline = time.monotonic() + 20
+    for attempt in range(1000):
+        probe = pod(f"probe-{name}-{attempt}", **({} if default else {"priorityClassName": name}))
+        try:
+            created = kc.create("pods", probe)
+        except ApiError:
+            created = None
+        if created is not None:
+            kc.delete("pods", probe["metadata"]["name"], "default")
+            if created["spec"].get("priority") == value:
+                return
+        assert time.monotonic() < deadline, f"PriorityClass {name} never seen by admission"
+        time.sleep(0.2)
+
+
 def test_pods_get_the_priority_kube_apiserver_gives(server: ServerUnderTest) -> None:
     kc = server.client
     kc.create("priorityclasses", priority_class("pri-high", 1000, policy="Never"))
+    _class_seen(kc, "pri-high", 1000)
     assert _priority_fields(kc.create("pods", pod("plain"))) == (0, None, "PreemptLowerPriority")
     assert _priority_fields(kc.create("pods", pod("high", priorityClassName="pri-high"))) == (1000, "pri-high",
                                                                                             "Never")
@@ -85,6 +105,7 @@ def test_pods_get_the_priority_kube_apiserver_gives(server: ServerUnderTest) -> 
 
     kc.create("priorityclasses", priority_class("pri-default", 7, default=True))
     try:
+        _class_seen(kc, "pri-default", 7, default=True)
         assert _priority_fields(kc.create("pods", pod("defaulted"))) == (7, "pri-default", "PreemptLowerPriority")
     finally:
         kc.delete("priorityclasses", "pri-default")
