@@ -24,10 +24,11 @@ from pumice.scheduler.snapshot import (
     may_wait,
     place_task,
     pod_resource_names,
+    quotas_by_namespace,
     task_status,
 )
 
-KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode")
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode", "ResourceQuota")
 
 
 def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -72,6 +73,7 @@ class LiveCache:
         self._parsed: dict[str, ParsedPod] = {}  # pod uid -> its parsed requests and shape
         self._shapes = ShapeTable()  # kept across rebuilds: parsed pods keep their shape keys
         self._by_group: dict[str, set[str]] = {}  # podgroup key -> pod keys
+        self._evicted_at: dict[str, float] = {}  # ClusterState.evicted_at, kept across rebuilds
         self.rebuilds = 0
 
     # --- events -------------------------------------------------------------------------------
@@ -96,6 +98,8 @@ class LiveCache:
             self._queue_changed(key, None if event == "DELETED" else obj)
         elif kind == "HyperNode":
             self._state.hypernodes = list(self.objects["HyperNode"].values())
+        elif kind == "ResourceQuota":
+            self._state.resource_quotas = quotas_by_namespace(list(self.objects["ResourceQuota"].values()))
         else:
             self._state = None  # nodes, priority classes: rebuild
 
@@ -141,6 +145,7 @@ class LiveCache:
             group = group_key(pod) if is_ours(pod, self.scheduler_names) else ""
             if group:
                 self._by_group.setdefault(group, set()).add(key)
+        state.evicted_at = self._evicted_at
         self._state = state
 
     # --- incremental --------------------------------------------------------------------------

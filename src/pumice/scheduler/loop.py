@@ -31,6 +31,7 @@ WATCHED = (
     "hypernodes.topology.volcano.sh",
     "podgroups.scheduling.volcano.sh",
     "pods",
+    "resourcequotas",
 )
 
 
