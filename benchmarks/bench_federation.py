@@ -74,7 +74,8 @@ def job(k: int, rng: random.Random) -> dict[str, Any]:
     pods, gpus = rng.randint(1, 8), rng.choice([1, 2, 4, 8])
     queue = rng.choices([q for q, _ in QUEUES], weights=[w for _, w in QUEUES])[0]
     pod: dict[str, Any] = {"containers": [{"name": "main", "image": "trainer", "resources": {
-        "requests": {"cpu": str(rng.choice([2, 4, 8])), "memory": "16Gi", "nvidia.com/gpu": str(gpus)}}}]}
+        "requests": {"cpu": str(rng.choice([2, 4, 8])), "memory": "16Gi", "nvidia.com/gpu": str(gpus)},
+        "limits": {"nvidia.com/gpu": str(gpus)}}}]}
     spec: dict[str, Any] = {"schedulerName": "volcano", "queue": queue, "minAvailable": pods,
                             "tasks": [{"name": "worker", "replicas": pods, "template": {"spec": pod}}]}
     meta: dict[str, Any] = {"name": f"job-{k:05d}", "namespace": "default"}

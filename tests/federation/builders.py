@@ -52,6 +52,12 @@ def hypernodes(prefix: str, node_names: list[str], leaf: int) -> list[Obj]:
     return out
 
 
+def _resources(requests: Obj) -> Obj:
+    """Requests, and the limits Kubernetes requires of an extended resource (equal to its request)."""
+    limits = {k: v for k, v in requests.items() if k == "nvidia.com/gpu"}
+    return {"requests": requests, "limits": limits} if limits else {"requests": requests}
+
+
 def vcjob(name: str, replicas: int = 1, *, gpu: int = 8, cpu: int = 4, duration: float | None = 600,
           queue: str = "default", annotations: Mapping[str, str] | None = None, min_available: int | None = None,
           topology: Mapping[str, Any] | None = None, node_selector: Mapping[str, str] | None = None,
@@ -60,7 +66,7 @@ def vcjob(name: str, replicas: int = 1, *, gpu: int = 8, cpu: int = 4, duration:
         requests: Obj = {"cpu": str(cpu), "memory": "8Gi"}
         if gpu:
             requests["nvidia.com/gpu"] = str(gpu)
-        pod: Obj = {"containers": [{"name": "main", "image": "busybox", "resources": {"requests": requests}}]}
+        pod: Obj = {"containers": [{"name": "main", "image": "busybox", "resources": _resources(requests)}]}
         if node_selector:
             pod["nodeSelector"] = dict(node_selector)
         meta: Obj = {}
@@ -91,7 +97,7 @@ def task(name: str, replicas: int, *, gpu: int = 8, cpu: int = 4, duration: floa
     out: Obj = {"name": name, "replicas": replicas,
                 "template": {"metadata": {"annotations": {"pumice.io/duration": str(duration)}},
                              "spec": {"containers": [{"name": "main", "image": "busybox",
-                                                      "resources": {"requests": requests}}]}}}
+                                                      "resources": _resources(requests)}]}}}
     if depends_on:
         out["dependsOn"] = {"name": list(depends_on)}
     return out

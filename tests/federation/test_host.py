@@ -52,7 +52,9 @@ spec:
       metadata: {{annotations: {{pumice.io/duration: "{seconds}"}}}}
       spec:
         containers:
-        - {{name: w, image: busybox, resources: {{requests: {{cpu: "1", nvidia.com/gpu: "8"}}}}}}
+        - name: w
+          image: busybox
+          resources: {{requests: {{cpu: "1", nvidia.com/gpu: "8"}}, limits: {{nvidia.com/gpu: "8"}}}}
 """
 
 
