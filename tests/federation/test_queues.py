@@ -66,10 +66,11 @@ def test_hierarchy_in_capacity_mode(make_world: Callable[..., FederatedWorld]) -
     assert nlp and all(q["spec"]["parent"] == "research" and "deserved" not in q["spec"] for q in nlp)
 
 
-def _command(name: str, action: str, target: str) -> dict:
+def _command(w: FederatedWorld, name: str, action: str, target: str) -> dict:
+    uid = w.host.get(names.QUEUES, None, target)["metadata"]["uid"]
     return {"apiVersion": "bus.volcano.sh/v1alpha1", "kind": "Command",
             "metadata": {"name": name, "namespace": "default"}, "action": action,
-            "target": {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "name": target}}
+            "target": {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "name": target, "uid": uid}}
 
 
 def test_a_closed_host_queue_holds_its_jobs_until_opened(make_world: Callable[..., FederatedWorld]) -> None:
@@ -78,13 +79,13 @@ def test_a_closed_host_queue_holds_its_jobs_until_opened(make_world: Callable[..
     w.run_for(5)
     w.apply([vcjob("held", 1, queue="team")])  # admitted while its queue is Open, waits for room
     w.run_for(2)
-    w.apply([_command("close-team", "CloseQueue", "team")])  # as `pumice queue operate -a close` does
+    w.apply([_command(w, "close-team", "CloseQueue", "team")])  # as `pumice queue operate -a close` does
     w.run_for(60)  # the fillers finish: room everywhere, but the queue is Closed
     assert w.host.get(names.QUEUES, None, "team")["status"]["state"] == "Closed"
     assert phase(w, "fill-a") == "Completed" and cluster_of(w, "held") is None
     state = host_job(w, "held")["status"]["state"]
     assert state["phase"] == "Pending" and state["reason"] == "QueueLimit" and "Closed" in state["message"]
-    w.apply([_command("open-team", "OpenQueue", "team")])
+    w.apply([_command(w, "open-team", "OpenQueue", "team")])
     w.run_for(10)
     assert cluster_of(w, "held") is not None and phase(w, "held") == "Running"
 
