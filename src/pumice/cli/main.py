@@ -12,6 +12,7 @@ from rich.console import Console
 from pumice.cli import admission as admission_cmd
 from pumice.cli import crds as crds_cmd
 from pumice.cli import describe as describe_cmd
+from pumice.cli import federation as federation_cmd
 from pumice.cli import flows as flows_cmd
 from pumice.cli import jobs as jobs_cmd
 from pumice.cli import kubectl as kubectl_cmd
@@ -73,6 +74,7 @@ app.add_typer(pods_cmd.app, name="pod")
 app.add_typer(flows_cmd.jobflow_app, name="jobflow")
 app.add_typer(flows_cmd.jobtemplate_app, name="jobtemplate")
 app.add_typer(describe_cmd.app, name="describe")
+app.add_typer(federation_cmd.app, name="federation")
 app.command("apply")(kubectl_cmd.apply)
 app.command("get")(kubectl_cmd.get)
 app.command("delete")(kubectl_cmd.delete)

@@ -194,8 +194,20 @@ class ControlPlane:
         host = LOOPBACK if self.host in ("0.0.0.0", "::", "") else self.host
         return f"https://[{host}]:{self.port}" if ":" in host else f"https://{host}:{self.port}"
 
+    @property
+    def cluster(self) -> Any:
+        """The running embedded ``Cluster`` (after ``start``)."""
+        assert self._parts is not None, "not started"
+        return self._parts.cluster
+
+    @property
+    def store(self) -> Any:
+        assert self._parts is not None, "not started"
+        return self._parts.store
+
     def start(self) -> ControlPlane:
-        from pumice.clock import to_datetime
+        from pumice.clock import WallClock, to_datetime
+        from pumice.federation.fence import add_fence_agent
         from pumice.runtime import Cluster, default_objects, load_admission
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
         from pumice.server.tls import LOOPBACK_HOSTS
@@ -219,6 +231,8 @@ class ControlPlane:
             cluster = Cluster(store, clock, conf, discovery=self.discovery)
             cluster.schedule_apart()  # the scheduler has a thread of its own (see ``_schedule``)
             default_objects(store)
+            # a federation's member stops the federation's jobs when cut off from it; leases are real seconds
+            add_fence_agent(cluster.controllers, store, clock, lease_clock=WallClock(), scale=self.time_scale)
             token = load_or_create_token(self.data_dir)
             hosts = LOOPBACK_HOSTS if self.host in (*LOOPBACK_HOSTS, "0.0.0.0", "::", "") else \
                 (*LOOPBACK_HOSTS, self.host)  # the address it is told to listen on, in its certificate too
@@ -430,6 +444,15 @@ def up(
     max_connections: Annotated[int, typer.Option(
         "--max-connections", help="Open connections at most (watches included); more are answered 503")
     ] = DEFAULT_MAX_CONNECTIONS,
+    federation: Annotated[
+        bool, typer.Option("--federation", help="Host a federation: jobs run in member clusters (docs/federation.md)")
+    ] = False,
+    members: Annotated[
+        Path | None, typer.Option("--members", help="With --federation: member clusters to run here too (YAML)")
+    ] = None,
+    federation_config: Annotated[
+        Path | None, typer.Option("--federation-config", help="With --federation: federation.yaml")
+    ] = None,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
     from pumice.server.connections import ConnectionLimits
@@ -444,6 +467,7 @@ def up(
     warning = exposure_warning(bind_address)
     if warning is not None:
         print(warning, file=sys.stderr, flush=True)
+    federation_extra = _federation_args(federation, members, federation_config)
     try:
         limits = ConnectionLimits(header_timeout, idle_timeout, max_connections)
     except ValueError as err:
@@ -453,7 +477,7 @@ def up(
         extra = [*(["--config", str(config.resolve())] if config else []),
                  *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else []),
                  "--header-timeout", str(header_timeout), "--idle-timeout", str(idle_timeout),
-                 "--max-connections", str(max_connections)]
+                 "--max-connections", str(max_connections), *federation_extra]
         try:
             info = _start_background(directory, port, time_scale, host=bind_address,
                                      max_request_bytes=max_request_bytes, extra=extra)
@@ -465,8 +489,10 @@ def up(
         _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plane = ControlPlane(directory, port=port, time_scale=time_scale, host=bind_address,
-                         max_request_bytes=max_request_bytes, config=config, discovery=discovery, limits=limits)
+    plane: Any = ControlPlane(directory, port=port, time_scale=time_scale, host=bind_address,
+                              max_request_bytes=max_request_bytes, config=config, discovery=discovery, limits=limits)
+    if federation:  # --config and --discover-topology go to the members run here
+        plane = _federation_host(directory, port, time_scale, members, federation_config, config, discovery)
     try:
         plane.start()
     except Exception as err:
@@ -481,6 +507,8 @@ def up(
         signal.signal(sig, _signal)
     print(f"pumice is up at {plane.url} (data {directory}, time scale {time_scale}); "
           f"export KUBECONFIG={plane.kubeconfig}", flush=True)
+    for name, member in getattr(plane, "members", {}).items():
+        print(f"member {name} is up at {member.url}; kubeconfig {member.kubeconfig}", flush=True)
     print(f"dashboard: {plane.url}/ (sign in once at {plane.url}/?token=<the token in {directory / TOKEN_FILE}>)",
           flush=True)
     _apply(plane.kubeconfig, manifests)
@@ -490,6 +518,43 @@ def up(
     finally:
         plane.stop()
     print("pumice stopped", flush=True)
+
+
+def _federation_args(federation: bool, members: Path | None, config: Path | None) -> list[str]:
+    """Check the federation options (one-line errors, exit 2) and pass them on to a background ``pumice up``."""
+    if not federation:
+        if members is not None or config is not None:
+            print("error: --members and --federation-config go with --federation", file=sys.stderr)
+            raise typer.Exit(2)
+        return []
+    from pumice.federation.config import FederationConfigError, load_config
+    from pumice.sim.errors import ScenarioError
+
+    from .federation_host import load_members
+
+    try:
+        if config is not None:
+            load_config(config)
+        if members is not None:
+            load_members(members)
+    except (FederationConfigError, ScenarioError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    out = ["--federation"]
+    if members is not None:
+        out += ["--members", str(members.resolve())]
+    if config is not None:
+        out += ["--federation-config", str(config.resolve())]
+    return out
+
+
+def _federation_host(directory: Path, port: int, time_scale: float, members: Path | None,
+                     config: Path | None, scheduler_config: Path | None, discovery: Any) -> Any:
+    from .federation_host import FederationHost, load_members
+
+    return FederationHost(directory, port=port, time_scale=time_scale, config_path=config,
+                          members=load_members(members) if members is not None else [],
+                          member_config=scheduler_config, member_discovery=discovery)
 
 
 def down(

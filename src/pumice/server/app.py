@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,7 +59,7 @@ from .patch import apply_strategic_merge_patch
 from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
 from .resources import ApiResource, ResourceIndex
 from .strategy import prepare_for_create
-from .tables import partial_metadata, table_for, wants_metadata, wants_table
+from .tables import Column, partial_metadata, table_for, wants_metadata, wants_table
 from .watch import error_event, stream_events
 
 __all__ = ["DEFAULT_BOOKMARK_INTERVAL", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_WATCH_TIMEOUT", "create_app"]
@@ -162,9 +162,11 @@ class _Api:
         bookmark_interval: float,
         watch_timeout: float,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        columns: Mapping[str, tuple[Column, ...]] | None = None,
     ) -> None:
         self.store = store
         self.max_body_bytes = max_body_bytes
+        self.columns = columns
         self.now = now
         self.on_change = on_change
         self.bookmark_interval = bookmark_interval
@@ -361,7 +363,7 @@ class _Api:
         if wants_table(accept):
             include = request.query_params.get("includeObject") or "Metadata"
             body = table_for(target.resource.store_name, objects, self.now(), resource_version=rv,
-                             include_object=include)
+                             include_object=include, columns_of=self.columns)
         elif wants_metadata(accept):
             body = partial_metadata(objects, rv, single is not None)
         elif single is not None:
@@ -428,7 +430,8 @@ class _Api:
             if not table:
                 return obj
             out = table_for(r.store_name, [obj], self.now(), include_object=include, with_columns=first[0],
-                            resource_version=(obj.get("metadata") or {}).get("resourceVersion"))
+                            resource_version=(obj.get("metadata") or {}).get("resourceVersion"),
+                            columns_of=self.columns)
             first[0] = False
             return out
 
@@ -825,6 +828,7 @@ def create_app(
     dashboard: bool = True,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     metrics: Any = None,
+    columns: Mapping[str, tuple[Column, ...]] | None = None,
 ) -> Any:
     """An ASGI app serving ``store`` as a Kubernetes API server.
 
@@ -833,9 +837,11 @@ def create_app(
     ``bookmark_interval``: seconds of quiet before a watch that allows bookmarks gets one. ``watch_timeout``:
     how long a watch without ``timeoutSeconds`` lasts. ``max_body_bytes``: the largest request body (413 past it).
     ``metrics``: a ``pumice.metrics.ClusterMetrics`` served at ``/metrics`` (behind the token, as kube-apiserver's).
+    ``columns``: table columns replacing those of some custom resources (``tables.federation_host_columns`` on a
+    federation host).
     """
     api = _Api(store, now=now, on_change=on_change, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
-               max_body_bytes=max_body_bytes)
+               max_body_bytes=max_body_bytes, columns=columns)
     routes = [
         Route("/version", api.version, methods=["GET"]),
         Route("/healthz", api.health, methods=["GET"]),
