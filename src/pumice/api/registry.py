@@ -11,6 +11,7 @@ from pumice.api.batch import Command, CronJob, Job
 from pumice.api.batch_v1 import BatchJob
 from pumice.api.core import Namespace, Node, Pod, ResourceQuota, ServiceAccount
 from pumice.api.errors import UnknownResourceError
+from pumice.api.federation import MemberCluster
 from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
 from pumice.api.nodeinfo import Numatopology
@@ -70,6 +71,7 @@ MODELS: tuple[type[KubeObject], ...] = (
     CustomResourceDefinition,
     JobFlow,
     JobTemplate,
+    MemberCluster,
 )
 
 #: Other versions a kind is served under with the same schema (kube-apiserver 1.20 still serves these).

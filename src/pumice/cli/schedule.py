@@ -12,6 +12,7 @@ from rich.table import Table
 
 from pumice.api import ManifestError
 from pumice.api.io import load_dicts
+from pumice.api.reader import read_text_file
 from pumice.controllers.expand import expand_jobs
 from pumice.controllers.queue import DEFAULT_QUEUES
 from pumice.runtime.schedconf import live_default_conf
@@ -62,9 +63,11 @@ def read_conf(path: Path | None) -> SchedulerConf:
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     try:
-        return load_conf(path.read_text(), source=str(path))
+        return load_conf(read_text_file(path), source=str(path))
     except ConfError as err:
         raise UsageError(str(err)) from None
+    except (OSError, ValueError) as err:  # too large, not UTF-8, unreadable
+        raise UsageError(f"{path}: {err}") from None
 
 
 def render_json(outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None,

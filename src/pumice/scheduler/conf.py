@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from pumice.api.arguments import Arguments
+from pumice.api.reader import InputError, load_yaml
 from pumice.scheduler.framework.points import POINT_FLAGS
 from pumice.scheduler.volcano_names import VOLCANO_ACTIONS, VOLCANO_PLUGINS
 
@@ -124,8 +125,10 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
     Volcano's that ``known_plugins`` lacks is skipped by every session (Volcano skips a plugin it has
     no builder for), with a warning that it has no effect; any other unknown plugin name is an error."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+        data = load_yaml(text)
+    except InputError as err:
+        raise ConfError(f"{source}: {err}") from None
+    except (yaml.YAMLError, ValueError) as err:
         mark = err.problem_mark if isinstance(err, yaml.MarkedYAMLError) else None
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         problem = err.problem if isinstance(err, yaml.MarkedYAMLError) else err

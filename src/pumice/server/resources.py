@@ -45,6 +45,7 @@ _EXTRA: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "jobs.batch": ("job", (), ("all",)),
     "customresourcedefinitions.apiextensions.k8s.io": ("customresourcedefinition", ("crd", "crds"),
                                                        ("api-extensions",)),
+    "clusters.federation.pumice.io": ("cluster", ("mc",), ("pumice",)),
 }
 
 #: Kinds whose Go types kubectl knows (strategic merge patch applies to them, not to custom resources).

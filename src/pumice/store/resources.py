@@ -102,6 +102,7 @@ DEFAULT_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("customresourcedefinitions.apiextensions.k8s.io", "apiextensions.k8s.io/v1",
                  "CustomResourceDefinition", namespaced=False),
     ResourceInfo("leases.coordination.k8s.io", "coordination.k8s.io/v1", "Lease", namespaced=True, has_status=False),
+    ResourceInfo("clusters.federation.pumice.io", "federation.pumice.io/v1alpha1", "Cluster", namespaced=False),
 )
 
 
