@@ -27,7 +27,7 @@ from pumice.scheduler.snapshot import (
     task_status,
 )
 
-KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode")
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode", "PodDisruptionBudget")
 
 
 def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -73,6 +73,7 @@ class LiveCache:
         self._shapes = ShapeTable()  # kept across rebuilds: parsed pods keep their shape keys
         self._by_group: dict[str, set[str]] = {}  # podgroup key -> pod keys
         self.rebuilds = 0
+        self._last_runs: dict[str, float] = {}  # ClusterState.last_runs, kept across rebuilds
 
     # --- events -------------------------------------------------------------------------------
     def apply(self, event: str, obj: dict[str, Any]) -> None:
@@ -96,6 +97,8 @@ class LiveCache:
             self._queue_changed(key, None if event == "DELETED" else obj)
         elif kind == "HyperNode":
             self._state.hypernodes = list(self.objects["HyperNode"].values())
+        elif kind == "PodDisruptionBudget":
+            self._state.pdbs = list(self.objects["PodDisruptionBudget"].values())
         else:
             self._state = None  # nodes, priority classes: rebuild
 
@@ -125,6 +128,7 @@ class LiveCache:
                 catalog.add(obj)
         self._catalog = catalog
         state = build_from_catalog(catalog, self.scheduler_names)
+        state.last_runs = self._last_runs
         self._tasks = {}
         self._by_group = {}
         self._all_jobs = state.all_jobs

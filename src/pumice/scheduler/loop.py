@@ -32,6 +32,8 @@ WATCHED = (
     "podgroups.scheduling.volcano.sh",
     "pods",
 )
+#: Watched when a configured plugin reads them (``pdb``); a server that does not serve them is left alone.
+OPTIONAL: dict[str, str] = {"poddisruptionbudgets.policy": "pdb"}
 
 
 def _key(obj: dict[str, Any]) -> str:
@@ -113,6 +115,11 @@ class SchedulerLoop:
                                                else events or None)
         self.pod_events = pod_events
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
+        named = {opt.name for tier in self.conf.tiers for opt in tier.plugins}
+        for resource, plugin in OPTIONAL.items():
+            if plugin in named:
+                with contextlib.suppress(StoreError):
+                    self.informers[resource] = Informer(store, resource, self.cache.apply)
         self.last: SessionOutcome | None = None
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
         self._written: dict[str, tuple[Any, ...]] = {}

@@ -9,6 +9,7 @@ from pumice.scheduler.actions.backfill import BackfillAction
 from pumice.scheduler.actions.enqueue import EnqueueAction
 from pumice.scheduler.actions.preempt import PreemptAction
 from pumice.scheduler.actions.reclaim import ReclaimAction
+from pumice.scheduler.actions.shuffle import ShuffleAction
 from pumice.scheduler.framework.plugin import Action, Plugin
 from pumice.scheduler.plugins.binpack import BinpackPlugin
 from pumice.scheduler.plugins.capacity import CapacityPlugin
@@ -18,6 +19,7 @@ from pumice.scheduler.plugins.gang import GangPlugin
 from pumice.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin
 from pumice.scheduler.plugins.overcommit import OvercommitPlugin
+from pumice.scheduler.plugins.pdb import PdbPlugin
 from pumice.scheduler.plugins.predicates import PredicatesPlugin
 from pumice.scheduler.plugins.priority import PriorityPlugin
 from pumice.scheduler.plugins.proportion import ProportionPlugin
@@ -36,6 +38,7 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     OvercommitPlugin,
     SlaPlugin,
     NetworkTopologyAwarePlugin,
+    PdbPlugin,
 )}
 
 ACTIONS: dict[str, type[Action]] = {action.name: action for action in (
@@ -44,4 +47,5 @@ ACTIONS: dict[str, type[Action]] = {action.name: action for action in (
     BackfillAction,
     PreemptAction,
     ReclaimAction,
+    ShuffleAction,
 )}

@@ -57,6 +57,11 @@ class ClusterState:
     #: The HyperNode tree of the last session (topology code rebuilds it when ``nodes`` or
     #: ``hypernodes`` are replaced).
     hypernode_tree: HyperNodeTree | None = None
+    #: PodDisruptionBudgets (wire format), for the ``pdb`` plugin.
+    pdbs: list[dict[str, Any]] = field(default_factory=list)
+    #: When periodic plugins last ran (name -> session time), carried across rebuilds by the live cache
+    #: (``rescheduling``'s interval).
+    last_runs: dict[str, float] = field(default_factory=dict)
 
 
 def may_wait(job: JobInfo) -> bool:
@@ -204,6 +209,7 @@ class Catalog:
     groups: list[dict[str, Any]] = field(default_factory=list)
     queues: list[dict[str, Any]] = field(default_factory=list)
     hypernodes: list[dict[str, Any]] = field(default_factory=list)
+    pdbs: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: dict[str, int] = field(default_factory=dict)
     default_priority: int = 0
     shapes: ShapeTable = field(default_factory=ShapeTable)
@@ -221,6 +227,8 @@ class Catalog:
             self.queues.append(obj)
         elif kind == "HyperNode":
             self.hypernodes.append(obj)
+        elif kind == "PodDisruptionBudget":
+            self.pdbs.append(obj)
         elif kind == "PriorityClass":
             value = int(obj.get("value") or 0)
             self.priority_classes[_meta(obj).get("name", "")] = value
@@ -405,4 +413,5 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
     table.clear_changes()
     # Volcano's snapshot skips jobs whose queue does not exist.
     present = {k: j for k, j in jobs.items() if j.queue in queues}
-    return ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs)
+    return ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs,
+                        pdbs=catalog.pdbs)

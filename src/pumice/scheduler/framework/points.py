@@ -117,6 +117,8 @@ BATCH_NODE_ORDER: Point[BatchScorer] = Point("batch_node_order", "enableNodeOrde
 JOB_ENQUEUEABLE: Point[JobVoteFn] = Point("job_enqueueable", "enableJobEnqueued")
 JOB_ENQUEUED: Point[JobEventFn] = Point("job_enqueued", "enableJobEnqueued")
 VICTIM_TASKS: Point[VictimTasksFn] = Point("victim_tasks", "enabledVictim")
+#: pumice: which of the VictimTasks answer may really go (pdb); every filter applies (see the README).
+VICTIM_FILTER: Point[VictimTasksFn] = Point("victim_filter", "enabledVictim")
 JOB_STARVING: Point[JobFn] = Point("job_starving", "enableJobStarving")
 OVERUSED: Point[QueueFn] = Point("overused", "enabledOverused")
 ALLOCATABLE: Point[QueueTaskFn] = Point("allocatable", "enabledAllocatable")
@@ -130,7 +132,7 @@ HYPERNODE_GRADIENT: Point[HyperNodeGradientFn] = Point("hypernode_gradient", "en
 POINTS: tuple[Point[Any], ...] = (
     JOB_ORDER, JOB_READY, JOB_PIPELINED, TASK_ORDER, PREEMPTABLE, RECLAIMABLE, PREEMPTIVE, QUEUE_ORDER,
     VICTIM_QUEUE_ORDER, PREDICATE, PRE_PREDICATE, NODE_ORDER, BATCH_NODE_ORDER, JOB_ENQUEUEABLE, JOB_ENQUEUED,
-    VICTIM_TASKS, JOB_STARVING, OVERUSED, ALLOCATABLE, JOB_VALID, HYPERNODE_ORDER, SUBJOB_READY,
+    VICTIM_TASKS, VICTIM_FILTER, JOB_STARVING, OVERUSED, ALLOCATABLE, JOB_VALID, HYPERNODE_ORDER, SUBJOB_READY,
     SUBJOB_PIPELINED, SUBJOB_ORDER, HYPERNODE_GRADIENT,
 )
 

@@ -38,6 +38,7 @@ from pumice.scheduler.framework.points import (
     SUBJOB_PIPELINED,
     SUBJOB_READY,
     TASK_ORDER,
+    VICTIM_FILTER,
     VICTIM_QUEUE_ORDER,
     VICTIM_TASKS,
     Point,
@@ -315,15 +316,22 @@ class Session:
         return self._victims(RECLAIMABLE, reclaimer, reclaimees)
 
     def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
-        """Union inside a tier; the first tier with a non-empty set wins."""
+        """Union inside a tier; the first tier with a non-empty set wins. Then every VictimFilter
+        (pumice: PodDisruptionBudgets) keeps what may really go."""
+        victims: list[TaskInfo] = []
         for tier in self._tiers(VICTIM_TASKS):
             found: dict[str, TaskInfo] = {}
             for _, fn in tier:
                 for t in fn(tasks):
                     found[t.uid] = t
             if found:
-                return list(found.values())
-        return []
+                victims = list(found.values())
+                break
+        for keep in self.callbacks(VICTIM_FILTER):
+            if not victims:
+                break
+            victims = keep(victims)
+        return victims
 
     # --- queue gates ----------------------------------------------------------------------------
     def overused(self, queue: QueueInfo) -> bool:
