@@ -86,8 +86,8 @@ def test_reclaim_respects_budgets() -> None:
 
 
 def test_disruption_status_is_the_disruption_controllers() -> None:
-    pods = web(3) + [pod("web-x", cpu="1", phase="Pending", labels={"app": "web"}),
-                     pod("web-done", cpu="1", phase="Succeeded", labels={"app": "web"})]
+    pods = [*web(3), pod("web-x", cpu="1", phase="Pending", labels={"app": "web"}),
+            pod("web-done", cpu="1", phase="Succeeded", labels={"app": "web"})]
     status = budget_status(pdb("b", match={"app": "web"}, min_available=2), pods)
     assert (status.expected_pods, status.current_healthy, status.desired_healthy, status.disruptions_allowed) == \
         (4, 3, 2, 1)
