@@ -23,6 +23,7 @@ from pumice.scheduler.plugins.pdb import PdbPlugin
 from pumice.scheduler.plugins.predicates import PredicatesPlugin
 from pumice.scheduler.plugins.priority import PriorityPlugin
 from pumice.scheduler.plugins.proportion import ProportionPlugin
+from pumice.scheduler.plugins.rescheduling import ReschedulingPlugin
 from pumice.scheduler.plugins.sla import SlaPlugin
 
 PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
@@ -39,6 +40,7 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     SlaPlugin,
     NetworkTopologyAwarePlugin,
     PdbPlugin,
+    ReschedulingPlugin,
 )}
 
 ACTIONS: dict[str, type[Action]] = {action.name: action for action in (
