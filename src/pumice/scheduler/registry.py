@@ -25,6 +25,7 @@ from pumice.scheduler.plugins.priority import PriorityPlugin
 from pumice.scheduler.plugins.proportion import ProportionPlugin
 from pumice.scheduler.plugins.rescheduling import ReschedulingPlugin
 from pumice.scheduler.plugins.sla import SlaPlugin
+from pumice.scheduler.plugins.task_topology import TaskTopologyPlugin
 
 PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     PriorityPlugin,
@@ -41,6 +42,7 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     NetworkTopologyAwarePlugin,
     PdbPlugin,
     ReschedulingPlugin,
+    TaskTopologyPlugin,
 )}
 
 ACTIONS: dict[str, type[Action]] = {action.name: action for action in (
