@@ -15,6 +15,7 @@ from pumice.scheduler.plugins.binpack import BinpackPlugin
 from pumice.scheduler.plugins.capacity import CapacityPlugin
 from pumice.scheduler.plugins.conformance import ConformancePlugin
 from pumice.scheduler.plugins.drf import DrfPlugin
+from pumice.scheduler.plugins.extender import ExtenderPlugin
 from pumice.scheduler.plugins.gang import GangPlugin
 from pumice.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin
@@ -43,6 +44,7 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     PdbPlugin,
     ReschedulingPlugin,
     TaskTopologyPlugin,
+    ExtenderPlugin,
 )}
 
 ACTIONS: dict[str, type[Action]] = {action.name: action for action in (
