@@ -7,6 +7,8 @@ from __future__ import annotations
 from pumice.scheduler.actions.allocate import AllocateAction
 from pumice.scheduler.actions.backfill import BackfillAction
 from pumice.scheduler.actions.enqueue import EnqueueAction
+from pumice.scheduler.actions.gangpreempt import GangPreemptAction
+from pumice.scheduler.actions.gangreclaim import GangReclaimAction
 from pumice.scheduler.actions.preempt import PreemptAction
 from pumice.scheduler.actions.reclaim import ReclaimAction
 from pumice.scheduler.actions.shuffle import ShuffleAction
@@ -54,4 +56,6 @@ ACTIONS: dict[str, type[Action]] = {action.name: action for action in (
     PreemptAction,
     ReclaimAction,
     ShuffleAction,
+    GangPreemptAction,
+    GangReclaimAction,
 )}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from pumice.api.disruption import budget_status
@@ -140,6 +140,7 @@ def test_no_eviction_takes_a_budget_below_its_minimum(nodes: int, running: list[
                     pod(f"hi{i}-0", group=f"hi{i}", cpu="1", priority=1000)]
     actions = "enqueue, reclaim" if reclaim else PREEMPT
     evicted = set(evictions(objects, "priority", "gang", "proportion", "pdb", actions=actions))
+    event("evicted" if evicted else "nothing evicted")
     for app, allowed in limits:
         lost = sum(1 for p in pods if (p["metadata"].get("labels") or {}).get("app") == app
                    and f"default/{p['metadata']['name']}" in evicted)

@@ -16,7 +16,14 @@ from typing import Any
 
 from pumice.api.disruption import budget_selector, desired_healthy, is_healthy
 from pumice.scheduler.framework.plugin import Plugin
-from pumice.scheduler.framework.points import PERMIT, PREEMPTABLE, RECLAIMABLE, VICTIM_FILTER
+from pumice.scheduler.framework.points import (
+    PERMIT,
+    PREEMPTABLE,
+    RECLAIMABLE,
+    UNIFIED_EVICTABLE,
+    VICTIM_FILTER,
+    EvictionContext,
+)
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import COMPLETED_STATUS, TaskInfo, TaskStatus
 
@@ -59,6 +66,7 @@ class PdbPlugin(Plugin):
         ssn.add(PREEMPTABLE, self.name, self.evictable)
         ssn.add(RECLAIMABLE, self.name, self.evictable)
         ssn.add(VICTIM_FILTER, self.name, self.keep_budgets)
+        ssn.add(UNIFIED_EVICTABLE, self.name, self.gang_evictable)
 
     def _cover(self, ssn: Session, pdbs: list[dict[str, Any]]) -> None:
         by_namespace: dict[str, list[tuple[int, Any]]] = {}
@@ -108,4 +116,8 @@ class PdbPlugin(Plugin):
         return out
 
     def evictable(self, actor: TaskInfo, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+        return self.keep_budgets(candidates), PERMIT
+
+    def gang_evictable(self, ctx: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+        """gangpreempt / gangreclaim respect budgets too (Volcano's pdb plugin does not register here)."""
         return self.keep_budgets(candidates), PERMIT
