@@ -27,7 +27,8 @@ def low_job(name: str, nodes: list[str], per_node: int, min_member: int, queue_n
     return out
 
 
-def gang(name: str, size: int, queue_name: str = "default", topology: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def gang(name: str, size: int, queue_name: str = "default",
+         topology: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     return [podgroup(name, queue=queue_name, priority_class="high", min_member=size, phase="Inqueue",
                      topology=topology),
             *[pod(f"{name}-{i}", group=name, cpu="1", priority=100) for i in range(size)]]
