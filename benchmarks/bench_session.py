@@ -2,6 +2,8 @@
 
     python benchmarks/bench_session.py            # the full table (a few minutes)
     python benchmarks/bench_session.py --quick    # the smallest plain and topology rows only
+    python benchmarks/bench_session.py --plugins pdb,task-topology --actions gangpreempt,shuffle
+                                                  # the same with more plugins (a third tier) and actions
 
 Each row runs in its own process so that its peak memory is its own. Nodes: 32 CPU, 256Gi,
 8 GPUs. Pods: gang jobs of 8-64 pods (minMember = replicas) in four weighted queues, with the
@@ -94,12 +96,27 @@ def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False) -> lis
     return objs
 
 
-def run_one(nodes: int, pods: int, topology: bool = False) -> dict[str, Any]:
-    from pumice.scheduler import build_cluster_state, load_conf, run_session
+def conf_text(topology: bool, plugins: str = "", actions: str = "") -> str | None:
+    """The default configuration (with the topology plugin), more plugins in a third tier, more actions."""
     from pumice.scheduler.conf import DEFAULT_CONF
 
+    if not (topology or plugins or actions):
+        return None
+    text = DEFAULT_CONF + (TOPOLOGY_PLUGIN if topology else "")
+    if plugins:
+        text += "- plugins:\n" + "".join(f"  - name: {p.strip()}\n" for p in plugins.split(",") if p.strip())
+    if actions:
+        base = 'actions: "enqueue, allocate, backfill'
+        text = text.replace(base + '"', f'{base}, {actions}"')
+    return text
+
+
+def run_one(nodes: int, pods: int, topology: bool = False, plugins: str = "", actions: str = "") -> dict[str, Any]:
+    from pumice.scheduler import build_cluster_state, load_conf, run_session
+
     objs = cluster(nodes, pods, topology=topology)
-    conf = load_conf(DEFAULT_CONF + TOPOLOGY_PLUGIN) if topology else None
+    text = conf_text(topology, plugins, actions)
+    conf = load_conf(text) if text is not None else None
     t0 = time.perf_counter()
     state = build_cluster_state(objs)
     t1 = time.perf_counter()
@@ -118,21 +135,27 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="only the smallest row")
     parser.add_argument("--one", nargs=2, type=int, metavar=("NODES", "PODS"), help=argparse.SUPPRESS)
     parser.add_argument("--topology", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--plugins", default="", help="more plugins, comma-separated, in a third tier")
+    parser.add_argument("--actions", default="", help="more actions, comma-separated, after backfill")
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_one(*args.one, topology=args.topology)))
+        print(json.dumps(run_one(*args.one, topology=args.topology, plugins=args.plugins, actions=args.actions)))
         return
+    extra = [f"--plugins={args.plugins}", f"--actions={args.actions}"]
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="pumice: one scheduling session (default Volcano conf; fat-tree rows add topology)")
+    more = ", ".join(x for x in (args.plugins, args.actions) if x)
+    table = Table(title="pumice: one scheduling session (default Volcano conf; fat-tree rows add topology)"
+                  + (f" + {more}" if more else ""))
     for col in ("nodes", "pending pods", "topology", "placed", "snapshot s", "session s", "vs plain",
                 "pods placed/s", "peak MiB"):
         table.add_column(col, justify="right")
     for nodes, pods in SIZES[:1] if args.quick else SIZES:
         plain_s = None
         for topology in (False, True) if (nodes, pods) in TOPOLOGY_SIZES else (False,):
-            cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *(["--topology"] if topology else [])]
+            cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *(["--topology"] if topology else []),
+                   *extra]
             out = subprocess.run(cmd, capture_output=True, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             ratio = f"{r['session_s'] / plain_s:.2f}x" if topology and plain_s else "-"

@@ -179,9 +179,54 @@ class GangEviction:
         self.ssn = ssn
         self.kind = kind
         self.options = options
+        self._index()
+
+    def _index(self) -> None:
+        """The tasks that may ever be victims in this run, as columns (node, queue, job priority), so that
+        a preemptor's candidates in a domain are a few masks, not a walk over every node's tasks."""
+        ssn = self.ssn
+        preempt = self.kind == GANG_PREEMPT
+        tasks: list[TaskInfo] = []
+        queue_codes: dict[str, int] = {}
+        nodes: list[int] = []
+        queues: list[int] = []
+        priorities: list[int] = []
+        reclaimable: list[bool] = []
+        for j, placed in enumerate(ssn.nodes.tasks):
+            for t in placed.values():
+                if not (t.status & PREEMPTABLE_STATUS if preempt else t.status == TaskStatus.RUNNING):
+                    continue
+                victim = t.job
+                if not t.preemptable or victim is None or victim.uid not in ssn.jobs:
+                    continue
+                if not preemptable_for_gang_eviction(victim):
+                    continue
+                q = ssn.queues.get(victim.queue)
+                tasks.append(t)
+                nodes.append(j)
+                queues.append(queue_codes.setdefault(victim.queue, len(queue_codes)))
+                priorities.append(victim.priority)
+                reclaimable.append(q is not None and q.reclaimable)
+        self.cand_tasks = tasks
+        self.queue_codes = queue_codes
+        self.cand_node = np.array(nodes, dtype=np.int64)
+        self.cand_queue = np.array(queues, dtype=np.int64)
+        self.cand_priority = np.array(priorities, dtype=np.int64)
+        self.cand_reclaimable = np.array(reclaimable, dtype=bool)
+
+    def _candidates(self, job: JobInfo) -> np.ndarray:
+        """Mask over the indexed tasks: those ``job`` may evict, wherever they run."""
+        code = self.queue_codes.get(job.queue, -1)
+        if self.kind == GANG_PREEMPT:
+            out: np.ndarray = (self.cand_queue == code) & (self.cand_priority < job.priority)
+        else:
+            out = (self.cand_queue != code) & self.cand_reclaimable
+        return out
 
     def execute(self) -> None:
         ssn = self.ssn
+        if not self.cand_tasks:
+            return  # nothing may be evicted: no starving job can gain anything
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_less)
         seen: set[str] = set()
         preemptors: dict[str, PriorityQueue[JobInfo]] = {}
@@ -212,6 +257,9 @@ class GangEviction:
 
     def evict_for_job(self, stmt: Statement, queue: QueueInfo, job: JobInfo) -> bool:
         ssn = self.ssn
+        candidates = self._candidates(job)
+        if not candidates.any():
+            return False
         pending = pending_tasks(ssn, job)
         if not pending:
             return False
@@ -223,7 +271,7 @@ class GangEviction:
             members = np.arange(len(nodes)) if domain.name == CLUSTER_TOP else domain.nodes
             if len(members) == 0:
                 continue
-            bundles = self.domain_bundles(job, pending, need, domain, members)
+            bundles = self.domain_bundles(job, pending, need, domain, members, candidates)
             if not bundles:
                 continue
             idle = (nodes.allocatable[:, members] - nodes.used[:, members] + nodes.releasing[:, members]).sum(axis=1)
@@ -237,29 +285,20 @@ class GangEviction:
         return False
 
     def domain_bundles(self, job: JobInfo, pending: list[TaskInfo], need: np.ndarray, domain: HyperNodeInfo,
-                       members: np.ndarray) -> list[Bundle]:
+                       members: np.ndarray, candidates: np.ndarray) -> list[Bundle]:
         ssn = self.ssn
         preempt = self.kind == GANG_PREEMPT
+        inside = np.zeros(len(ssn.nodes), dtype=bool)
+        inside[members] = True
         by_job: dict[str, list[TaskInfo]] = {}
-        for j in members.tolist():
-            for t in ssn.nodes.tasks[j].values():
-                if preempt and not t.status & PREEMPTABLE_STATUS:
-                    continue
-                if not preempt and t.status != TaskStatus.RUNNING:
-                    continue
-                victim = t.job
-                if not t.preemptable or victim is None or victim.uid not in ssn.jobs or victim is job:
-                    continue
-                if not preemptable_for_gang_eviction(victim):
-                    continue
-                if preempt:
-                    if victim.queue != job.queue or job.priority <= victim.priority:
-                        continue
-                else:
-                    q = ssn.queues.get(victim.queue)
-                    if victim.queue == job.queue or q is None or not q.reclaimable:
-                        continue
-                by_job.setdefault(victim.uid, []).append(t)
+        for i in np.flatnonzero(candidates & inside[self.cand_node]).tolist():
+            t = self.cand_tasks[i]
+            # evicted or placed anew earlier in this run: the index is from its start
+            if not (t.status & PREEMPTABLE_STATUS if preempt else t.status == TaskStatus.RUNNING):
+                continue
+            if t.job is None or t.job is job:
+                continue
+            by_job.setdefault(t.job.uid, []).append(t)
         bundles = [b for uid, tasks in by_job.items() for b in job_bundles(ssn, ssn.jobs[uid], tasks)]
         if not bundles:
             return []
