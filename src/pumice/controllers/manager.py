@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from pumice.api.resources import BATCH_JOBS, CRONJOBS, DEPLOYMENTS, REPLICASETS, RESOURCEQUOTAS, STATEFULSETS
+from pumice.api.resources import (
+    BATCH_JOBS,
+    CRONJOBS,
+    DEPLOYMENTS,
+    PODDISRUPTIONBUDGETS,
+    REPLICASETS,
+    RESOURCEQUOTAS,
+    STATEFULSETS,
+)
 from pumice.clock import Clock
 from pumice.events import EventRecorder
 from pumice.store import Store
@@ -18,6 +26,7 @@ from pumice.store import Store
 from .batchjob import BatchJobController
 from .cronjob import CronJobController
 from .deployment import DeploymentController
+from .disruption import DisruptionController
 from .dormant import Dormant
 from .gc import GarbageCollector
 from .hypernode import HyperNodeController
@@ -87,7 +96,13 @@ class ControllerManager:
 
             self.kubernetes = Dormant(store, clock, (DEPLOYMENTS, REPLICASETS, STATEFULSETS, BATCH_JOBS,
                                                      RESOURCEQUOTAS), build)
-        self.controllers: tuple[Controller, ...] = (*((self.kubernetes,) if self.kubernetes else ()), *volcano)
+        #: PodDisruptionBudget status (embedded only), with its own pod watch once a budget exists
+        self.disruption: Dormant | None = None
+        if kubernetes:
+            self.disruption = Dormant(store, clock, (PODDISRUPTIONBUDGETS,),
+                                      lambda: (DisruptionController(store, clock),))
+        self.controllers: tuple[Controller, ...] = (*((self.kubernetes,) if self.kubernetes else ()),
+                                                    *((self.disruption,) if self.disruption else ()), *volcano)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = store.change_marker  # moves with every store write
