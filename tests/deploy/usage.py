@@ -35,12 +35,17 @@ COMPONENT_MODULES = {
     "pumice.nodes": "nodes",
     "pumice.admission": "admission",
 }
+#: Admission the embedded cluster does as kube-apiserver's own plugins (Priority): on a cluster the API server
+#: makes these reads itself, not a component.
+KUBE_APISERVER_MODULES = frozenset({"pumice.admission.priority"})
 
 
 def _component() -> str | None:
     frame = sys._getframe(2)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
+        if module in KUBE_APISERVER_MODULES:
+            return None
         for prefix, component in COMPONENT_MODULES.items():
             if module == prefix or module.startswith(prefix + "."):
                 return component

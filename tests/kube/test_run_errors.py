@@ -43,6 +43,8 @@ def test_bad_flags(tmp_path: Path) -> None:
     assert code == 2 and "nosuchaction" in line and str(bad) in line
     code, line = _one_line(["--time-scale", "0"])
     assert code == 2 and "--time-scale" in line
+    code, line = _one_line(["--listen-address", "localhost"])
+    assert code == 2 and "--listen-address 'localhost'" in line
 
 
 @pytest.fixture(scope="module")

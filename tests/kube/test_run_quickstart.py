@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import re
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +24,8 @@ def quickstart(kube120: Kube120, tmp_path_factory: pytest.TempPathFactory) -> It
                                                                                             Recorder]]:
     recorder = Recorder(kube120.kubeconfig)
     run = PumiceRun(kube120.kubeconfig, tmp_path_factory.mktemp("run") / "pumice.log",
-                    ("--components", "scheduler,controllers,nodes", "--time-scale", "30")).start()
+                    ("--components", "scheduler,controllers,nodes", "--time-scale", "30",
+                     "--listen-address", "127.0.0.1:0")).start()
     try:
         run.wait_for_log("pumice run: scheduler, controllers, nodes")
         yield kube120, run, recorder
@@ -86,3 +89,20 @@ def test_quickstart(quickstart: tuple[Kube120, PumiceRun, Recorder]) -> None:
     assert recorder.history.created["default/workflow-job-task-b-0"] >= a_done
     assert not recorder.bound_twice()
     assert "Traceback" not in run.text()
+
+
+def test_metrics_of_the_run(quickstart: tuple[Kube120, PumiceRun, Recorder]) -> None:
+    """``--listen-address``: Volcano's scheduler metrics, scraped from the running ``pumice run``."""
+    _, run, _ = quickstart
+    url = re.search(r"metrics on (http://\S+/metrics)", run.text())
+    assert url, run.text()[-2000:]
+
+    def scheduled() -> float:
+        text = urllib.request.urlopen(url.group(1), timeout=10).read().decode()
+        found = re.search(r'^volcano_schedule_attempts_total\{result="scheduled"\} (\S+)$', text, re.M)
+        return float(found.group(1)) if found else 0.0
+
+    eventually(lambda: scheduled() > 0, 60, "a scheduled attempt counted")
+    text = urllib.request.urlopen(url.group(1), timeout=10).read().decode()
+    assert re.search(r'^volcano_queue_weight\{queue_name="default"\} 1\.0$', text, re.M), text[:2000]
+    assert "volcano_e2e_scheduling_latency_milliseconds_bucket" in text

@@ -20,6 +20,5 @@ def test_load_script_runs_without_errors() -> None:
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["errors"] == 0, summary["error_samples"]
     assert proc.returncode == 0
-    assert summary["requests"] >= 200
     assert {"get", "list", "create", "patch", "delete"} <= set(summary["ops"])
     assert summary["watch_events"] > 0

@@ -109,7 +109,7 @@ def _job(name: str, priority: int, cpu: str, replicas: int = 1) -> dict[str, Any
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name},
             "spec": {"minAvailable": 1, "tasks": [{
                 "name": "t", "replicas": replicas, "template": {"spec": {
-                    "restartPolicy": "Never", "priority": priority, "containers": [{
+                    "restartPolicy": "Never", "priorityClassName": f"p{priority}", "containers": [{
                     "name": "c", "image": "busybox", "command": ["sleep", "1000"],
                     "resources": {"requests": {"cpu": cpu}}}]}}}]}}
 
@@ -120,7 +120,9 @@ def test_preemption_is_counted() -> None:
             "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
                        "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
     # two low-priority pods fill the node; the gang rule lets one of them go (minAvailable 1)
-    cluster.apply([node, _job("small", 1, "2", replicas=2)])
+    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{value}"},
+                "value": value} for value in (1, 1000)]
+    cluster.apply([node, *classes, _job("small", 1, "2", replicas=2)])
     cluster.run_until(cluster.clock.now() + 5)
     cluster.apply([_job("urgent", 1000, "2")])
     cluster.run_until(cluster.clock.now() + 5)

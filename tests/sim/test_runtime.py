@@ -122,7 +122,9 @@ def test_apply_can_hand_objects_over_without_their_caller_seeing_system_fields()
     assert pod["metadata"] == {"name": "p", "namespace": "ns"}
     assert stored_node["metadata"]["uid"] and stored_pod["metadata"]["uid"]
     assert stored_node["metadata"]["labels"] is node["metadata"]["labels"]  # the rest is the store's now, shared
-    assert stored_pod["spec"] is pod["spec"]
+    # admission defaults a pod's priority in a new spec; what it does not change is shared, uncopied
+    assert stored_pod["spec"]["containers"] is pod["spec"]["containers"]
+    assert stored_pod["spec"]["priority"] == 0 and "priority" not in pod["spec"]
 
 
 def test_a_cluster_keeps_the_event_log_it_is_given() -> None:

@@ -47,6 +47,7 @@ from .jobflows import validate_jobflow
 from .jobs import validate_job, validate_job_update
 from .podgroups import validate_podgroup
 from .pods import default_pod
+from .priority import admit_priority
 from .queues import validate_queue, validate_queue_delete
 from .rbac import validate_rbac
 from .workloads import default_workload, validate_workload
@@ -126,6 +127,7 @@ class Admission:
         if resource == PODS:
             if operation == "CREATE":
                 default_pod(new)
+                admit_priority(self.store, new)
             return new
         if resource in (JOBS, PODGROUPS, QUEUES):
             return self._volcano(operation, resource, new, old)

@@ -101,6 +101,14 @@ def _connect(kubeconfig: Path | None, context: str | None) -> Any:
         raise _fail(err.message, 2) from None
 
 
+def _listen_address(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``:PORT`` listens on every address, as Volcano's ``--listen-address``)."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise _fail(f"--listen-address {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8080 or :8080", 2)
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
 def run(
     kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="kubeconfig of the cluster")] = None,
     context: Annotated[str | None, typer.Option("--context", help="kubeconfig context to use")] = None,
@@ -141,6 +149,11 @@ def run(
         str | None, typer.Option("--webhook-service-name", help="admission: name of the webhook Service")] = None,
     webhook_service_port: Annotated[
         int, typer.Option("--webhook-service-port", help="admission: port of the webhook Service")] = 443,
+    listen_address: Annotated[
+        str | None,
+        typer.Option("--listen-address", help="Serve Prometheus /metrics on HOST:PORT (Volcano's :8080; port 0: "
+                                              "a free one; default: not served)"),
+    ] = None,
 ) -> None:
     """Run pumice's scheduler, controllers (and fake nodes) on a Kubernetes cluster."""
     from pumice.clock import WallClock
@@ -158,6 +171,7 @@ def run(
         raise _fail("--qps must be positive and --burst at least 1", 2)
     if schedule_period <= 0:
         raise _fail("--schedule-period must be positive", 2)
+    metrics_at = _listen_address(listen_address) if listen_address is not None else None
     names = tuple(dict.fromkeys(scheduler_name or ["volcano"]))
     if any(not n.strip() for n in names):
         raise _fail("--scheduler-name: empty name", 2)
@@ -188,10 +202,24 @@ def run(
             "namespace": webhook_namespace, "service": webhook_service_name, "service_port": webhook_service_port})
         if admission is None:
             chosen = tuple(c for c in chosen if c != "admission")
+    metrics, metrics_server = None, None
+    if metrics_at is not None:
+        from pumice.metrics import ClusterMetrics, serve_metrics
+
+        metrics = ClusterMetrics(store)
+        try:
+            metrics_server = serve_metrics(metrics, *metrics_at)
+        except RuntimeError:  # the port is taken, or the address is not this machine's
+            store.close(flush_timeout=0)
+            if admission is not None:
+                admission.stop()
+            raise _fail(f"--listen-address {listen_address}: cannot listen there (address in use or not "
+                        "local)", 1) from None
+        print(f"pumice run: metrics on {metrics_server.url}/metrics", flush=True)  # type: ignore[attr-defined]
     settings = RunSettings(components=tuple(c for c in chosen if c != "admission"), scheduler_names=names,
                            conf_file=conf_file, discovery=discovery,
                            leader_elect=leader_elect, lock_namespace=lock_namespace, period=schedule_period,
-                           time_scale=time_scale)
+                           time_scale=time_scale, metrics=metrics.scheduler if metrics is not None else None)
     parts = Components(store, WallClock(time_scale), settings)
     stop = threading.Event()
 
@@ -212,6 +240,8 @@ def run(
         store.close()
         if admission is not None:
             admission.stop()
+        if metrics_server is not None:
+            metrics_server.stop()  # type: ignore[attr-defined]
     if parts.lost is not None:
         raise _fail(f"{parts.lost}: lost its lease {lock_namespace}/{LEASE_NAMES[parts.lost]}: exiting, as "
                     "Volcano's components do, so that only the new leader acts", 1)

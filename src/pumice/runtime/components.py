@@ -59,6 +59,8 @@ class RunSettings:
     period: float = 1.0
     time_scale: float = 1.0
     elector_options: dict[str, float] = field(default_factory=dict)
+    #: A ``pumice.metrics.SchedulerMetrics`` the scheduler records every cycle into (None: not recorded).
+    metrics: Any = None
 
 
 class Components:
@@ -205,7 +207,8 @@ class Components:
         log.info("scheduler: caches filled in %.2f s", time.monotonic() - started)
         conf = settings.conf_file.conf if settings.conf_file is not None else live_default_conf()
         # the scheduler's timestamps (events, conditions) are the API server's: real time, whatever the time scale
-        loop = self.scheduler = SchedulerLoop(self.store, conf, WallClock(), scheduler_names=settings.scheduler_names)
+        loop = self.scheduler = SchedulerLoop(self.store, conf, WallClock(), metrics=settings.metrics,
+                                                    scheduler_names=settings.scheduler_names)
         last = -math.inf
         polled = time.monotonic()
         while not self.stopping.is_set():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -51,13 +51,20 @@ class SessionStats:
     weights: dict[str, int] = field(default_factory=dict)
 
 
+@runtime_checkable
+class QueueAttrsOffer(Protocol):
+    """A plugin capability (optional): the per-queue attributes it computed (proportion, capacity)."""
+
+    attrs: dict[str, Any]
+
+
 def session_stats(ssn: Session, open_seconds: float, actions: list[tuple[str, float]]) -> SessionStats:
     """The stats of a closed session (its plugins still in place)."""
     queues: dict[str, Any] = {}
     for name in ("proportion", "capacity"):
-        attrs = getattr(ssn.plugins.get(name), "attrs", None)
-        if isinstance(attrs, dict):
-            queues = attrs
+        plugin = ssn.plugins.get(name)
+        if isinstance(plugin, QueueAttrsOffer):
+            queues = plugin.attrs
             break
     return SessionStats(
         open_seconds=open_seconds, actions=actions, plugins=ssn.plugin_seconds,
