@@ -56,14 +56,16 @@ def test_preemption_in_a_running_cluster_keeps_the_budget() -> None:
                pdb("keep", match={"app": "lo"}, min_available=3)]
     for i in range(4):
         objects += [podgroup(f"lo{i}", queue="default", priority_class="low"),
-                    pod(f"lo{i}", group=f"lo{i}", cpu="1", priority=1, labels={"app": "lo"})]
+                    pod(f"lo{i}", group=f"lo{i}", cpu="1", labels={"app": "lo"})]
+        objects[-1]["spec"]["priorityClassName"] = "low"  # the priority admission fills spec.priority
     c.apply(objects)
     run(c, 5)
     assert all(c.store.get("pods", "default", f"lo{i}")["spec"].get("nodeName") for i in range(4))
     high = []
     for i in range(4):
         high += [podgroup(f"hi{i}", queue="default", priority_class="high"),
-                 pod(f"hi{i}", group=f"hi{i}", cpu="1", priority=1000)]
+                 pod(f"hi{i}", group=f"hi{i}", cpu="1")]
+        high[-1]["spec"]["priorityClassName"] = "high"
     c.apply(high)
     run(c, 60)
     remaining = [i for i in range(4) if _alive(c, f"lo{i}")]
