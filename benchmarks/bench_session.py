@@ -2,8 +2,6 @@
 
     python benchmarks/bench_session.py            # the full table (a few minutes)
     python benchmarks/bench_session.py --quick    # the smallest plain and topology rows only
-    python benchmarks/bench_session.py --plugins pdb,task-topology --actions gangpreempt,shuffle
-                                                  # the same with more plugins (a third tier) and actions
 
 Each row runs in its own process so that its peak memory is its own. Nodes: 32 CPU, 256Gi,
 8 GPUs. Pods: gang jobs of 8-64 pods (minMember = replicas) in four weighted queues, with the
@@ -14,6 +12,10 @@ Topology rows ("fat-tree") run the same pods on a 3-tier fat tree: leaf switches
 as Volcano's label discoverer does; half of the jobs are hard-topology gangs
 (``networkTopology: {mode: hard, highestTierAllowed: 1 or 2}``), and the configuration adds the
 network-topology-aware plugin. "vs plain" is the session time over the plain row's of that size.
+
+"issue 19" rows run the same pods with issue 19's plugins added to the shipped configuration:
+nodegroup (nodes in four groups, each queue required to all and preferring its own), resource-strategy-fit
+(GPU MostAllocated, sra on GPUs), tdm (a closed revocable zone on 1 node in 16), cdp and resourcequota.
 """
 
 from __future__ import annotations
@@ -38,6 +40,30 @@ DISCOVERY = {"networkTopologyTypes": {"fat-tree": [
 TOPOLOGY_PLUGIN = "  - name: network-topology-aware\n"
 #: (cpu, memory, GPUs) per pod; a job's pods share one. On average 2.25 CPU, 15Gi, 0.5 GPU, so
 #: 50,000 pods fit in 5,000 nodes (about 70% of CPU, 62% of GPUs) and overflow 1,000 nodes.
+#: Issue 19's plugins, appended to the shipped configuration's second tier.
+ISSUE19_PLUGINS = """\
+  - name: nodegroup
+  - name: resource-strategy-fit
+    arguments:
+      resources:
+        nvidia.com/gpu: {type: MostAllocated, weight: 2}
+        cpu: {type: LeastAllocated, weight: 1}
+      sra: {enable: true, resources: nvidia.com/gpu, weight: 1}
+  - name: tdm
+    arguments:
+      tdm.revocable-zone.rz1: "0:00-0:01"
+  - name: cdp
+  - name: resourcequota
+  - name: pdb
+  - name: task-topology
+  - name: rescheduling
+  - name: extender
+"""
+#: The issue 19 row's actions: the default ones and the new eviction actions.
+ISSUE19_ACTIONS = 'actions: "enqueue, allocate, backfill, shuffle, gangpreempt, gangreclaim"'
+#: Sizes that also get an "issue 19" row.
+ISSUE19_SIZES = {(1000, 10_000), (5000, 50_000)}
+GROUPS = ["ng-0", "ng-1", "ng-2", "ng-3"]
 SHAPES = [("1", "4Gi", "0"), ("2", "16Gi", "1"), ("4", "32Gi", "1"), ("2", "8Gi", "0")]
 
 
@@ -55,14 +81,22 @@ def fat_tree_labels(nodes: int, seed: int = 11) -> list[dict[str, str]]:
     return out
 
 
-def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False) -> list[dict[str, Any]]:
+def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False,
+            issue19: bool = False) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     objs: list[dict[str, Any]] = []
-    for q, weight in (("q-research", 1), ("q-prod", 2), ("q-batch", 1), ("q-dev", 1)):
+    for i, (q, weight) in enumerate((("q-research", 1), ("q-prod", 2), ("q-batch", 1), ("q-dev", 1))):
+        spec: dict[str, Any] = {"weight": weight}
+        if issue19:
+            spec["affinity"] = {"nodeGroupAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": GROUPS,
+                                                      "preferredDuringSchedulingIgnoredDuringExecution": [GROUPS[i]]}}
         objs.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": q},
-                     "spec": {"weight": weight}, "status": {"state": "Open"}})
+                     "spec": spec, "status": {"state": "Open"}})
     alloc = {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "8", "pods": "110"}
     labels = fat_tree_labels(nodes) if topology else [{}] * nodes
+    if issue19:
+        labels = [{"volcano.sh/nodegroup-name": GROUPS[i % 4],
+                   **({"volcano.sh/revocable-zone": "rz1"} if i % 16 == 15 else {})} for i in range(nodes)]
     node_objs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:05d}", "labels": dict(labels[i])},
                   "status": {"allocatable": alloc, "capacity": alloc}} for i in range(nodes)]
     objs += node_objs
@@ -96,27 +130,15 @@ def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False) -> lis
     return objs
 
 
-def conf_text(topology: bool, plugins: str = "", actions: str = "") -> str | None:
-    """The default configuration (with the topology plugin), more plugins in a third tier, more actions."""
+def run_one(nodes: int, pods: int, topology: bool = False, issue19: bool = False) -> dict[str, Any]:
+    from pumice.scheduler import build_cluster_state, load_conf, run_session
     from pumice.scheduler.conf import DEFAULT_CONF
 
-    if not (topology or plugins or actions):
-        return None
-    text = DEFAULT_CONF + (TOPOLOGY_PLUGIN if topology else "")
-    if plugins:
-        text += "- plugins:\n" + "".join(f"  - name: {p.strip()}\n" for p in plugins.split(",") if p.strip())
-    if actions:
-        base = 'actions: "enqueue, allocate, backfill'
-        text = text.replace(base + '"', f'{base}, {actions}"')
-    return text
-
-
-def run_one(nodes: int, pods: int, topology: bool = False, plugins: str = "", actions: str = "") -> dict[str, Any]:
-    from pumice.scheduler import build_cluster_state, load_conf, run_session
-
-    objs = cluster(nodes, pods, topology=topology)
-    text = conf_text(topology, plugins, actions)
-    conf = load_conf(text) if text is not None else None
+    objs = cluster(nodes, pods, topology=topology, issue19=issue19)
+    conf = load_conf(DEFAULT_CONF + TOPOLOGY_PLUGIN) if topology else None
+    if issue19:
+        conf = load_conf((DEFAULT_CONF + ISSUE19_PLUGINS).replace('actions: "enqueue, allocate, backfill"',
+                                                                  ISSUE19_ACTIONS))
     t0 = time.perf_counter()
     state = build_cluster_state(objs)
     t1 = time.perf_counter()
@@ -135,32 +157,31 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="only the smallest row")
     parser.add_argument("--one", nargs=2, type=int, metavar=("NODES", "PODS"), help=argparse.SUPPRESS)
     parser.add_argument("--topology", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--plugins", default="", help="more plugins, comma-separated, in a third tier")
-    parser.add_argument("--actions", default="", help="more actions, comma-separated, after backfill")
+    parser.add_argument("--issue19", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_one(*args.one, topology=args.topology, plugins=args.plugins, actions=args.actions)))
+        print(json.dumps(run_one(*args.one, topology=args.topology, issue19=args.issue19)))
         return
-    extra = [f"--plugins={args.plugins}", f"--actions={args.actions}"]
     from rich.console import Console
     from rich.table import Table
 
-    more = ", ".join(x for x in (args.plugins, args.actions) if x)
-    table = Table(title="pumice: one scheduling session (default Volcano conf; fat-tree rows add topology)"
-                  + (f" + {more}" if more else ""))
-    for col in ("nodes", "pending pods", "topology", "placed", "snapshot s", "session s", "vs plain",
+    table = Table(title="pumice: one scheduling session (default Volcano conf; fat-tree rows add topology, "
+                        "issue 19 rows its plugins)")
+    for col in ("nodes", "pending pods", "variant", "placed", "snapshot s", "session s", "vs plain",
                 "pods placed/s", "peak MiB"):
         table.add_column(col, justify="right")
     for nodes, pods in SIZES[:1] if args.quick else SIZES:
         plain_s = None
-        for topology in (False, True) if (nodes, pods) in TOPOLOGY_SIZES else (False,):
-            cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *(["--topology"] if topology else []),
-                   *extra]
+        variants = ["-", *(["fat-tree"] if (nodes, pods) in TOPOLOGY_SIZES else []),
+                    *(["issue 19"] if (nodes, pods) in ISSUE19_SIZES else [])]
+        for variant in variants:
+            flag = {"-": [], "fat-tree": ["--topology"], "issue 19": ["--issue19"]}[variant]
+            cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *flag]
             out = subprocess.run(cmd, capture_output=True, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            ratio = f"{r['session_s'] / plain_s:.2f}x" if topology and plain_s else "-"
+            ratio = f"{r['session_s'] / plain_s:.2f}x" if variant != "-" and plain_s else "-"
             plain_s = plain_s or r["session_s"]
-            table.add_row(f"{nodes:,}", f"{pods:,}", "fat-tree" if topology else "-", f"{r['placed']:,}",
+            table.add_row(f"{nodes:,}", f"{pods:,}", variant, f"{r['placed']:,}",
                           f"{r['snapshot_s']:.2f}", f"{r['session_s']:.2f}", ratio, f"{r['pods_per_s']:,.0f}",
                           f"{r['peak_mib']:.0f}")
     Console(width=max(Console().width, 110)).print(table)

@@ -70,6 +70,7 @@ def test_refusals_name_the_field(text: str, needle: str) -> None:
 
 def test_an_unknown_plugin_is_kept_out_of_sessions_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="pumice.scheduler"):
-        conf = load_conf("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: tdm\n", source="s.conf")
-    assert [p.name for p in conf.tiers[0].plugins] == ["gang", "tdm"]
-    assert "s.conf: tiers[0].plugins[1].name: unknown plugin 'tdm': sessions skip it" in caplog.text
+        text = "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: no-such-plugin\n"
+        conf = load_conf(text, source="s.conf")
+    assert [p.name for p in conf.tiers[0].plugins] == ["gang", "no-such-plugin"]
+    assert "s.conf: tiers[0].plugins[1].name: unknown plugin 'no-such-plugin': sessions skip it" in caplog.text

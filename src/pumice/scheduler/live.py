@@ -24,10 +24,11 @@ from pumice.scheduler.snapshot import (
     may_wait,
     place_task,
     pod_resource_names,
+    quotas_by_namespace,
     task_status,
 )
 
-KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode", "PodDisruptionBudget")
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode", "ResourceQuota", "PodDisruptionBudget")
 
 
 def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -72,8 +73,8 @@ class LiveCache:
         self._parsed: dict[str, ParsedPod] = {}  # pod uid -> its parsed requests and shape
         self._shapes = ShapeTable()  # kept across rebuilds: parsed pods keep their shape keys
         self._by_group: dict[str, set[str]] = {}  # podgroup key -> pod keys
+        self._evicted_at: dict[str, float] = {}  # ClusterState.evicted_at, kept across rebuilds
         self.rebuilds = 0
-        self._last_runs: dict[str, float] = {}  # ClusterState.last_runs, kept across rebuilds
 
     # --- events -------------------------------------------------------------------------------
     def apply(self, event: str, obj: dict[str, Any]) -> None:
@@ -99,6 +100,8 @@ class LiveCache:
             self._state.hypernodes = list(self.objects["HyperNode"].values())
         elif kind == "PodDisruptionBudget":
             self._state.pdbs = list(self.objects["PodDisruptionBudget"].values())
+        elif kind == "ResourceQuota":
+            self._state.resource_quotas = quotas_by_namespace(list(self.objects["ResourceQuota"].values()))
         else:
             self._state = None  # nodes, priority classes: rebuild
 
@@ -128,7 +131,6 @@ class LiveCache:
                 catalog.add(obj)
         self._catalog = catalog
         state = build_from_catalog(catalog, self.scheduler_names)
-        state.last_runs = self._last_runs
         self._tasks = {}
         self._by_group = {}
         self._all_jobs = state.all_jobs
@@ -145,6 +147,7 @@ class LiveCache:
             group = group_key(pod) if is_ours(pod, self.scheduler_names) else ""
             if group:
                 self._by_group.setdefault(group, set()).add(key)
+        state.evicted_at = self._evicted_at
         self._state = state
 
     # --- incremental --------------------------------------------------------------------------

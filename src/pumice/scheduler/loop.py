@@ -31,6 +31,7 @@ WATCHED = (
     "hypernodes.topology.volcano.sh",
     "podgroups.scheduling.volcano.sh",
     "pods",
+    "resourcequotas",
 )
 #: Watched when a configured plugin reads them (``pdb``); a server that does not serve them is left alone.
 OPTIONAL: dict[str, str] = {"poddisruptionbudgets.policy": "pdb"}

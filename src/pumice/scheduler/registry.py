@@ -15,11 +15,13 @@ from pumice.scheduler.actions.shuffle import ShuffleAction
 from pumice.scheduler.framework.plugin import Action, Plugin
 from pumice.scheduler.plugins.binpack import BinpackPlugin
 from pumice.scheduler.plugins.capacity import CapacityPlugin
+from pumice.scheduler.plugins.cdp import CdpPlugin
 from pumice.scheduler.plugins.conformance import ConformancePlugin
 from pumice.scheduler.plugins.drf import DrfPlugin
 from pumice.scheduler.plugins.extender import ExtenderPlugin
 from pumice.scheduler.plugins.gang import GangPlugin
 from pumice.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
+from pumice.scheduler.plugins.nodegroup import NodeGroupPlugin
 from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin
 from pumice.scheduler.plugins.overcommit import OvercommitPlugin
 from pumice.scheduler.plugins.pdb import PdbPlugin
@@ -27,8 +29,11 @@ from pumice.scheduler.plugins.predicates import PredicatesPlugin
 from pumice.scheduler.plugins.priority import PriorityPlugin
 from pumice.scheduler.plugins.proportion import ProportionPlugin
 from pumice.scheduler.plugins.rescheduling import ReschedulingPlugin
+from pumice.scheduler.plugins.resource_strategy_fit import ResourceStrategyFitPlugin
+from pumice.scheduler.plugins.resourcequota import ResourceQuotaPlugin
 from pumice.scheduler.plugins.sla import SlaPlugin
 from pumice.scheduler.plugins.task_topology import TaskTopologyPlugin
+from pumice.scheduler.plugins.tdm import TdmPlugin
 
 PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     PriorityPlugin,
@@ -43,6 +48,11 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     OvercommitPlugin,
     SlaPlugin,
     NetworkTopologyAwarePlugin,
+    NodeGroupPlugin,
+    ResourceStrategyFitPlugin,
+    ResourceQuotaPlugin,
+    TdmPlugin,
+    CdpPlugin,
     PdbPlugin,
     ReschedulingPlugin,
     TaskTopologyPlugin,

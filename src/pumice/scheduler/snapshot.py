@@ -57,11 +57,13 @@ class ClusterState:
     #: The HyperNode tree of the last session (topology code rebuilds it when ``nodes`` or
     #: ``hypernodes`` are replaced).
     hypernode_tree: HyperNodeTree | None = None
+    #: When a plugin last chose victims on its own schedule (tdm's evict period), by plugin name:
+    #: kept across sessions with the state.
+    evicted_at: dict[str, float] = field(default_factory=dict)
+    #: ``v1`` ResourceQuotas by namespace (Volcano's ``NamespaceInfo.QuotaStatus``).
+    resource_quotas: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: PodDisruptionBudgets (wire format), for the ``pdb`` plugin.
     pdbs: list[dict[str, Any]] = field(default_factory=list)
-    #: When periodic plugins last ran (name -> session time), carried across rebuilds by the live cache
-    #: (``rescheduling``'s interval).
-    last_runs: dict[str, float] = field(default_factory=dict)
 
 
 def may_wait(job: JobInfo) -> bool:
@@ -180,11 +182,13 @@ class ShapeTable:
     def __init__(self) -> None:
         self._keys: dict[Shape, Shape] = {}
 
-    def key(self, pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray) -> Shape:
-        """The pod's shape: replicas of one task share it (their static feasibility and scores are equal)."""
+    def key(self, pod: dict[str, Any], resreq: np.ndarray, init: np.ndarray, extra: tuple[str, ...] = ()) -> Shape:
+        """The pod's shape: replicas of one task share it (their static feasibility and scores are
+        equal). ``extra``: what else plugins place by (:func:`shape_extra`)."""
         spec = pod.get("spec") or {}
         labels = _meta(pod).get("labels") or {}
         key = (
+            *extra,
             _meta(pod).get("namespace") or "default",
             resreq.tobytes(),
             init.tobytes(),
@@ -210,6 +214,8 @@ class Catalog:
     queues: list[dict[str, Any]] = field(default_factory=list)
     hypernodes: list[dict[str, Any]] = field(default_factory=list)
     pdbs: list[dict[str, Any]] = field(default_factory=list)
+    #: ``v1`` ResourceQuotas (the resourcequota plugin).
+    resource_quotas: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: dict[str, int] = field(default_factory=dict)
     default_priority: int = 0
     shapes: ShapeTable = field(default_factory=ShapeTable)
@@ -229,6 +235,8 @@ class Catalog:
             self.hypernodes.append(obj)
         elif kind == "PodDisruptionBudget":
             self.pdbs.append(obj)
+        elif kind == "ResourceQuota":
+            self.resource_quotas.append(obj)
         elif kind == "PriorityClass":
             value = int(obj.get("value") or 0)
             self.priority_classes[_meta(obj).get("name", "")] = value
@@ -295,6 +303,20 @@ def make_job(space: ResourceSpace, pg: dict[str, Any], catalog: Catalog) -> JobI
 #: The parts of a pod spec its requests and shape come from.
 SchedulingFields = tuple[Any, ...]
 
+#: Pod annotations that plugins place by (tdm: revocable zones; resource-strategy-fit: a pod's own
+#: scoring strategy): part of a task's shape.
+SHAPE_ANNOTATIONS = (
+    "volcano.sh/revocable-zone",
+    "volcano.sh/resource-strategy-scoring-type",
+    "volcano.sh/resource-strategy-weight",
+)
+
+
+def shape_extra(queue: str, annotations: dict[str, str]) -> tuple[str, ...]:
+    """What a task's shape holds beyond its pod spec: its queue (nodegroup places by the queue's
+    node-group affinity) and the annotations of :data:`SHAPE_ANNOTATIONS`."""
+    return (queue, *(str(annotations.get(k, "")) for k in SHAPE_ANNOTATIONS))
+
 
 def _scheduling_fields(spec: dict[str, Any]) -> SchedulingFields:
     """The parts of a pod spec its requests and shape come from (a pod's spec barely changes: a
@@ -327,15 +349,16 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
     ns: str = meta.get("namespace") or "default"
     name: str = meta.get("name", "")
     uid: str = meta.get("uid") or f"{ns}-{name}"
-    fields = _scheduling_fields(spec) if parsed is not None else None
+    ann = meta.get("annotations") or {}
+    extra = shape_extra(job.queue if job is not None else "", ann)
+    fields = (*_scheduling_fields(spec), *extra) if parsed is not None else None
     hit = parsed.get(uid) if parsed is not None else None
     derived: dict[str, Any] = {}
     if hit is not None and hit.fields == fields and hit.labels == (meta.get("labels") or {}):
         resreq, init, nonzero, shape, derived = hit.resreq, hit.init_resreq, hit.nonzero, hit.shape, hit.derived
     else:
         resreq, init, nonzero = pod_requests(space, pod)
-        shape = catalog.shapes.key(pod, resreq, init)
-    ann = meta.get("annotations") or {}
+        shape = catalog.shapes.key(pod, resreq, init, extra)
     labels = meta.get("labels") or {}
     priority = spec.get("priority")
     if priority is None:
@@ -413,5 +436,14 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
     table.clear_changes()
     # Volcano's snapshot skips jobs whose queue does not exist.
     present = {k: j for k, j in jobs.items() if j.queue in queues}
-    return ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs,
-                        pdbs=catalog.pdbs)
+    state = ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs)
+    state.resource_quotas = quotas_by_namespace(catalog.resource_quotas)
+    state.pdbs = catalog.pdbs
+    return state
+
+
+def quotas_by_namespace(quotas: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for q in quotas:
+        out.setdefault(_meta(q).get("namespace") or "default", []).append(q)
+    return out

@@ -55,10 +55,10 @@ def test_it_runs_once_per_interval() -> None:
     conf = load_conf(conf_text(LNU, actions="shuffle"))
     assert run_session(state, conf, now=1000.0, revert=True).evictions
     later = build_cluster_state(cluster())
-    later.last_runs = state.last_runs  # a live cache keeps them across sessions
+    later.evicted_at = state.evicted_at  # a live cache keeps them across sessions
     assert run_session(later, conf, now=1000.0 + 299).evictions == []
     again = build_cluster_state(cluster())
-    again.last_runs = state.last_runs
+    again.evicted_at = state.evicted_at
     assert run_session(again, conf, now=1000.0 + 301).evictions
 
 

@@ -229,6 +229,18 @@ class GroupTermsOffer(Protocol):
         ...
 
 
+@runtime_checkable
+class PlacementInputs(Protocol):
+    """A plugin capability (optional): its predicates or scores read, beyond the nodes and a
+    task's shape, session inputs that may change from one session to the next (a queue's
+    node-group affinity, which time windows are open). Placement caches kept from an earlier
+    session are dropped when any plugin's inputs differ from theirs."""
+
+    def placement_inputs(self) -> object:
+        """A comparable value standing for those inputs this session."""
+        ...
+
+
 @dataclass(eq=False)
 class PlacementCache:
     """What placement computed for a node table under one configuration: static masks, per-shape
@@ -241,6 +253,8 @@ class PlacementCache:
     rows: dict[Shape, _Rows] = field(default_factory=dict)
     #: shape -> value of ``nodes.freed`` when it last fitted nowhere.
     nofit: dict[Shape, int] = field(default_factory=dict)
+    #: The plugins' :class:`PlacementInputs` when these were computed.
+    inputs: object = None
 
 
 class Placer:
@@ -257,9 +271,12 @@ class Placer:
             plugin = ssn.plugins.get(name)
             self.batch.append((fn, plugin if isinstance(plugin, GroupTermsOffer) else None))
         kept = ssn.nodes.placement_cache
-        if kept is None or kept.conf is not ssn.conf or len(ssn.nodes.changes) > MAX_CHANGE_LOG:
+        inputs = tuple((name, p.placement_inputs()) for name, p in ssn.plugins.items()
+                       if isinstance(p, PlacementInputs)) or None
+        if (kept is None or kept.conf is not ssn.conf or kept.inputs != inputs
+                or len(ssn.nodes.changes) > MAX_CHANGE_LOG):
             ssn.nodes.clear_changes()
-            kept = ssn.nodes.placement_cache = PlacementCache(ssn.conf)
+            kept = ssn.nodes.placement_cache = PlacementCache(ssn.conf, inputs=inputs)
         self._static = kept.static
         self._rows = kept.rows
         self._nofit = kept.nofit

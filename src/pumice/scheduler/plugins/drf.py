@@ -1,13 +1,16 @@
-"""drf: dominant resource fairness between jobs (job order and preemption)."""
+"""drf: dominant resource fairness between jobs (job order and preemption); with
+``enableHierarchy``, hierarchical DRF between queues (queue order and reclaim, see
+:mod:`pumice.scheduler.plugins.drf_hierarchy`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from pumice.scheduler.framework.plugin import Plugin
-from pumice.scheduler.framework.points import JOB_ORDER, PERMIT, PREEMPTABLE
+from pumice.scheduler.framework.points import JOB_ORDER, PERMIT, PREEMPTABLE, QUEUE_ORDER, RECLAIMABLE
 from pumice.scheduler.framework.session import Session
-from pumice.scheduler.model import JobInfo, TaskInfo
+from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
+from pumice.scheduler.plugins.drf_hierarchy import HierarchyTree
 from pumice.scheduler.resources import share
 
 SHARE_DELTA = 1e-6
@@ -28,6 +31,54 @@ class DrfPlugin(Plugin):
         ssn.add(JOB_ORDER, self.name, self.job_order)
         ssn.add(PREEMPTABLE, self.name, self.preemptable)
         ssn.add_event_handler(self.on_allocate, self.on_deallocate)
+        opt = ssn.conf.plugin(self.name)
+        self.tree: HierarchyTree | None = None
+        if opt is not None and opt.flags.get("enableHierarchy"):
+            self.tree = HierarchyTree(self.total)
+            for job in ssn.jobs.values():
+                q = ssn.queues.get(job.queue)
+                if q is not None:
+                    self.tree.add_job(job, self._allocated(job), q)
+            ssn.add(QUEUE_ORDER, self.name, self.queue_order)
+            ssn.add(RECLAIMABLE, self.name, self.reclaimable)
+
+    def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
+        """HDRF: level by level, non-saturated first, then lower share / weight."""
+        assert self.tree is not None
+        c = self.tree.compare(left, right)
+        return -1 if c < 0 else 1 if c > 0 else 0
+
+    def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+        """HDRF: a task is a victim if, with the reclaimer's task added and it removed, the
+        reclaimer's queue would still come first."""
+        tree = self.tree
+        assert tree is not None
+        ljob = reclaimer.job
+        lqueue = self.ssn.queues.get(ljob.queue) if ljob is not None else None
+        if ljob is None or lqueue is None or ljob.uid not in tree.leaves:
+            return [], PERMIT
+        lalloc = tree.leaves[ljob.uid].allocated
+        lalloc += reclaimer.resreq
+        tree.changed(reclaimer.resreq)
+        victims = []
+        try:
+            for t in reclaimees:
+                rjob = t.job
+                rqueue = self.ssn.queues.get(rjob.queue) if rjob is not None else None
+                if rjob is None or rqueue is None or rjob.uid not in tree.leaves:
+                    continue
+                ralloc = tree.leaves[rjob.uid].allocated
+                ralloc -= t.resreq
+                tree.changed(-t.resreq)
+                c = tree.compare(lqueue, rqueue)
+                ralloc += t.resreq
+                tree.changed(t.resreq)
+                if c < 0:
+                    victims.append(t)
+        finally:
+            lalloc -= reclaimer.resreq
+            tree.changed(-reclaimer.resreq)
+        return victims, PERMIT
 
     def _allocated(self, job: JobInfo) -> np.ndarray:
         a = self.allocated.get(job.uid)
@@ -72,8 +123,12 @@ class DrfPlugin(Plugin):
         if task.job is not None and task.job.uid in self.ssn.jobs:
             self._allocated(task.job)[...] += task.resreq
             self.shares.pop(task.job.uid, None)
+            if self.tree is not None and task.job.uid in self.tree.leaves:
+                self.tree.changed(task.resreq)
 
     def on_deallocate(self, task: TaskInfo) -> None:
         if task.job is not None and task.job.uid in self.ssn.jobs:
             self._allocated(task.job)[...] -= task.resreq
             self.shares.pop(task.job.uid, None)
+            if self.tree is not None and task.job.uid in self.tree.leaves:
+                self.tree.changed(-task.resreq)

@@ -185,10 +185,10 @@ class ReschedulingPlugin(Plugin):
                 _percentages(arguments, "strategies.targetThresholds", params.get("targetThresholds"), base.target))
 
     def on_session_open(self, ssn: Session) -> None:
-        last = ssn.state.last_runs.get(self.name)
+        last = ssn.state.evicted_at.get(self.name)
         if last is not None and ssn.now - last <= self.interval:
             return  # not yet time: no victims this session (Volcano's timeToRun)
-        ssn.state.last_runs[self.name] = ssn.now
+        ssn.state.evicted_at[self.name] = ssn.now
         if LOW_NODE_UTILIZATION in self.strategies:
             self.thresholds = self.strategies[LOW_NODE_UTILIZATION]
             self.session = ssn
