@@ -2,10 +2,16 @@
 
     python benchmarks/bench_session.py            # the full table (a few minutes)
     python benchmarks/bench_session.py --quick    # the smallest plain and topology rows only
+    python benchmarks/bench_session.py --command  # only the whole-command table
+
+The whole-command table runs ``pumice schedule -f FILE -o json`` as a user would, on a JSON List
+written to a temporary file (5,000 nodes, 50,000 pending pods in 2,274 gangs of 8-36, about 22 MB):
+reading and validating the objects, the snapshot, the session and the output, with the command's
+wall time, CPU time and peak memory (its own process).
 
 Each row runs in its own process so that its peak memory is its own. Nodes: 32 CPU, 256Gi,
-8 GPUs. Pods: gang jobs of 8-64 pods (minMember = replicas) in four weighted queues, with the
-default (shipped) Volcano configuration.
+8 GPUs. Pods: gang jobs of 8-64 pods (minMember = replicas) in four weighted queues, with pumice's
+default configuration (Volcano's shipped one with weights that hold under contention: the README).
 
 Topology rows ("fat-tree") run the same pods on a 3-tier fat tree: leaf switches of 16-32 nodes
 (tier 1), spines of 8 leaves (tier 2), fabrics of 4 spines (tier 3), discovered from node labels
@@ -16,6 +22,9 @@ network-topology-aware plugin. "vs plain" is the session time over the plain row
 "issue 19" rows run the same pods with issue 19's plugins added to the shipped configuration:
 nodegroup (nodes in four groups, each queue required to all and preferring its own), resource-strategy-fit
 (GPU MostAllocated, sra on GPUs), tdm (a closed revocable zone on 1 node in 16), cdp and resourcequota.
+
+"deviceshare" / "fragmentation" rows (issue 13, smallest size) add deviceshare (every GPU a slot), and
+deviceshare with the fragmentation node order, to the shipped configuration's second tier.
 """
 
 from __future__ import annotations
@@ -130,7 +139,7 @@ def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False,
     return objs
 
 
-def run_one(nodes: int, pods: int, topology: bool = False, issue19: bool = False) -> dict[str, Any]:
+def run_one(nodes: int, pods: int, topology: bool = False, issue19: bool = False, extra: str = "") -> dict[str, Any]:
     from pumice.scheduler import build_cluster_state, load_conf, run_session
     from pumice.scheduler.conf import DEFAULT_CONF
 
@@ -139,6 +148,8 @@ def run_one(nodes: int, pods: int, topology: bool = False, issue19: bool = False
     if issue19:
         conf = load_conf((DEFAULT_CONF + ISSUE19_PLUGINS).replace('actions: "enqueue, allocate, backfill"',
                                                                   ISSUE19_ACTIONS))
+    if extra:
+        conf = load_conf(DEFAULT_CONF + "".join(f"  - name: {p}\n" for p in extra.split(",") if p))
     t0 = time.perf_counter()
     state = build_cluster_state(objs)
     t1 = time.perf_counter()
@@ -152,20 +163,106 @@ def run_one(nodes: int, pods: int, topology: bool = False, issue19: bool = False
     }
 
 
+#: The whole command's input: (nodes, pods, gang sizes).
+COMMAND_SIZE = (5000, 50_000, (8, 36))
+
+
+def command_objects(nodes: int, pods: int, gang: tuple[int, int], seed: int = 7) -> list[dict[str, Any]]:
+    """A dry run's file as Volcano's controllers leave a cluster: queues, nodes, PodGroups and their
+    pending pods (with the labels and annotations of a Volcano Job's pods)."""
+    rng = random.Random(seed)
+    objs = cluster(nodes, 0)
+    queues = ["q-research", "q-prod", "q-batch", "q-dev"]
+    made = j = 0
+    while made < pods:
+        size = min(rng.randint(*gang), pods - made)
+        cpu, mem, gpu = rng.choice(SHAPES)
+        name = f"job-{j:05d}"
+        objs.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                     "metadata": {"name": name, "namespace": "bench"},
+                     "spec": {"minMember": size, "queue": queues[j % 4],
+                              "minResources": {"cpu": str(int(cpu) * size)}},
+                     "status": {"phase": "Inqueue"}})
+        requests = {"cpu": cpu, "memory": mem, **({"nvidia.com/gpu": gpu} if gpu != "0" else {})}
+        for k in range(size):
+            objs.append({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": f"{name}-worker-{k}", "namespace": "bench",
+                             "annotations": {"scheduling.k8s.io/group-name": name,
+                                             "volcano.sh/task-spec": "worker", "volcano.sh/task-index": str(k)}},
+                "spec": {"schedulerName": "volcano", "restartPolicy": "Never", "containers": [
+                    {"name": "main", "image": "train:1.0", "resources": {"requests": requests}}]},
+                "status": {"phase": "Pending"},
+            })
+        made += size
+        j += 1
+    return objs
+
+
+def run_command() -> dict[str, Any]:
+    """``pumice schedule -f`` on the file, in a child process: wall, CPU (user + system), peak MiB."""
+    import tempfile
+    from pathlib import Path
+
+    nodes, pods, gang = COMMAND_SIZE
+    objs = command_objects(nodes, pods, gang)
+    gangs = sum(1 for o in objs if o["kind"] == "PodGroup")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cluster.json"
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+        size_mb = path.stat().st_size / 1e6
+        del objs
+        code = ("import sys; from pumice.cli.main import app; sys.argv = ['pumice'] + sys.argv[1:]; app()")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", code, "schedule", "-f", str(path), "-o", "json"],
+                             capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    placed = len(json.loads(out.stdout)["binds"])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"nodes": nodes, "pods": pods, "gangs": gangs, "mb": size_mb, "placed": placed, "wall_s": wall,
+            "cpu_s": cpu, "peak_mib": after.ru_maxrss / 1024}
+
+
+def command_table() -> Any:
+    from rich.table import Table
+
+    r = json.loads(subprocess.run([sys.executable, __file__, "--command-one"], capture_output=True, text=True,
+                                  check=True).stdout.strip().splitlines()[-1])
+    table = Table(title="pumice schedule -f FILE -o json: the whole command (read, validate, snapshot, session, "
+                        "output)")
+    for col in ("nodes", "pending pods", "gangs", "file MB", "placed", "wall s", "CPU s", "peak MiB"):
+        table.add_column(col, justify="right")
+    table.add_row(f"{r['nodes']:,}", f"{r['pods']:,}", f"{r['gangs']:,}", f"{r['mb']:.1f}", f"{r['placed']:,}",
+                  f"{r['wall_s']:.2f}", f"{r['cpu_s']:.2f}", f"{r['peak_mib']:.0f}")
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only the smallest row")
     parser.add_argument("--one", nargs=2, type=int, metavar=("NODES", "PODS"), help=argparse.SUPPRESS)
     parser.add_argument("--topology", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--command", action="store_true", help="only the whole-command table")
+    parser.add_argument("--command-one", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--issue19", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--extra", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_one(*args.one, topology=args.topology, issue19=args.issue19)))
+        print(json.dumps(run_one(*args.one, topology=args.topology, issue19=args.issue19, extra=args.extra)))
+        return
+    if args.command_one:
+        print(json.dumps(run_command()))
         return
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="pumice: one scheduling session (default Volcano conf; fat-tree rows add topology, "
+    if args.command:
+        Console(width=max(Console().width, 110)).print(command_table())
+        return
+
+    table = Table(title="pumice: one scheduling session (default conf; fat-tree rows add topology, "
                         "issue 19 rows its plugins)")
     for col in ("nodes", "pending pods", "variant", "placed", "snapshot s", "session s", "vs plain",
                 "pods placed/s", "peak MiB"):
@@ -173,9 +270,12 @@ def main() -> None:
     for nodes, pods in SIZES[:1] if args.quick else SIZES:
         plain_s = None
         variants = ["-", *(["fat-tree"] if (nodes, pods) in TOPOLOGY_SIZES else []),
-                    *(["issue 19"] if (nodes, pods) in ISSUE19_SIZES else [])]
+                    *(["issue 19"] if (nodes, pods) in ISSUE19_SIZES else []),
+                    *(["deviceshare", "fragmentation"] if (nodes, pods) == SIZES[0] else [])]
         for variant in variants:
-            flag = {"-": [], "fat-tree": ["--topology"], "issue 19": ["--issue19"]}[variant]
+            flag = {"-": [], "fat-tree": ["--topology"], "issue 19": ["--issue19"],
+                    "deviceshare": ["--extra", "deviceshare"],
+                    "fragmentation": ["--extra", "deviceshare,fragmentation"]}[variant]
             cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *flag]
             out = subprocess.run(cmd, capture_output=True, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -184,7 +284,10 @@ def main() -> None:
             table.add_row(f"{nodes:,}", f"{pods:,}", variant, f"{r['placed']:,}",
                           f"{r['snapshot_s']:.2f}", f"{r['session_s']:.2f}", ratio, f"{r['pods_per_s']:,.0f}",
                           f"{r['peak_mib']:.0f}")
-    Console(width=max(Console().width, 110)).print(table)
+    console = Console(width=max(Console().width, 110))
+    console.print(table)
+    if not args.quick:
+        console.print(command_table())
 
 
 if __name__ == "__main__":

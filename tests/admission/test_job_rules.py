@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from pumice.admission import admitted_memory_store
+from pumice.admission import admitted_memory_store, job_problems
 from pumice.cli.main import app
 from pumice.controllers import ensure_default_queues
 from pumice.store import Invalid, MemoryStore
@@ -29,7 +29,7 @@ def _problem(store: MemoryStore, obj: dict[str, Any]) -> str:
     with pytest.raises(Invalid) as err:
         store.create(JOBS, obj)
     assert "\n" not in err.value.message
-    return err.value.message
+    return getattr(err.value, "refusal", err.value.message)
 
 
 def test_job_defaults_are_filled_in(store: MemoryStore) -> None:
@@ -53,7 +53,9 @@ def test_task_names_unique_and_dns1123(store: MemoryStore) -> None:
     assert "duplicated task name 'main'" in _problem(store, body)
     body = job("x")
     body["spec"]["tasks"][0]["name"] = "Main_Task"
-    assert "task name 'Main_Task' is not a valid DNS-1123 label" in _problem(store, body)
+    # the CRD's schema refuses it first (422), as on a cluster; Volcano's webhook has the same rule
+    assert 'spec.tasks.name: Invalid value: "Main_Task": spec.tasks.name in body should match' in _problem(store, body)
+    assert "task name 'Main_Task' is not a valid DNS-1123 label" in "; ".join(job_problems(body))
 
 
 def test_policies_rules(store: MemoryStore) -> None:
@@ -66,7 +68,7 @@ def test_policies_rules(store: MemoryStore) -> None:
          "duplicate event 'PodFailed'"),
         ([{"event": "*", "action": "RestartJob"}, {"event": "PodEvicted", "action": "AbortJob"}],
          "event *, there must be no other"),
-        ([{"event": "NoSuchEvent", "action": "RestartJob"}], "invalid policy event 'NoSuchEvent'"),
+        ([{"event": "NoSuchEvent", "action": "RestartJob"}], 'spec.policies.event: Unsupported value: "NoSuchEvent"'),
     ]
     for policies, expected in cases:
         assert expected in _problem(store, job("x", policies=policies))
@@ -125,7 +127,7 @@ def test_podgroup_queue_must_be_a_leaf(store: MemoryStore) -> None:
           "metadata": {"name": "g", "namespace": "default"}, "spec": {"minMember": 1, "queue": "p"}}
     with pytest.raises(Invalid) as err:
         store.create(PODGROUPS, pg)
-    assert err.value.message == (
+    assert err.value.refusal == (
         'podgroup "default/g": can only submit a PodGroup to a leaf queue, queue "p" has 1 child queues')
     pg["spec"]["queue"] = "k"
     store.create(PODGROUPS, pg)
@@ -152,7 +154,8 @@ def test_validate_cli_reports_every_refusal(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["validate", "-f", str(bad)])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
-    assert lines[0] == (f"refused: {bad}: object 1 (Queue q): queue \"q\": deserved must not exceed capability: "
+    assert lines[0] == (f"refused: {bad}: object 1 (Queue q): admission webhook \"validatequeue.volcano.sh\" denied "
+                        "the request: queue \"q\": deserved must not exceed capability: "
                         "deserved cpu=8 > capability cpu=4")
     assert lines[1].startswith(f"refused: {bad}: object 2 (Job default/j):") and 'queue "q" does not exist' in lines[1]
     assert lines[2] == "0 accepted, 2 refused"
@@ -165,3 +168,46 @@ def test_validate_cli_unreadable_input_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     result = CliRunner().invoke(app, ["validate", "-f", str(tmp_path / "missing.yaml")])
     assert result.exit_code == 2
+
+
+def test_an_unchanged_manifest_applied_again_is_no_change(store: MemoryStore) -> None:
+    """Issue 18 (Volcano's issue #2238): kubectl's merge patch of an unchanged manifest replaces the task list with
+    the manifest's, without the defaults the create added (a task's ``maxRetry``, ``minAvailable``): the update
+    must be no change, not a refusal. A real change to an immutable field is still refused, with Volcano's
+    message."""
+    manifest = job("again", replicas=2)
+    created = store.create(JOBS, manifest)
+    assert created["spec"]["tasks"][0] != manifest["spec"]["tasks"][0]  # the create filled in task defaults
+    patched = store.patch(JOBS, "default", "again", {"spec": {"tasks": manifest["spec"]["tasks"]}})
+    assert patched["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]  # no write at all
+    assert patched["spec"] == created["spec"]
+    changed = job("again", replicas=2)
+    changed["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["image"] = "busybox:2"
+    with pytest.raises(Invalid) as err:
+        store.patch(JOBS, "default", "again", {"spec": {"tasks": changed["spec"]["tasks"]}})
+    assert err.value.code == 400
+    assert "job updates may only change minAvailable and the tasks' replicas and minAvailable" in err.value.message
+    scaled = job("again", replicas=3)
+    assert store.patch(JOBS, "default", "again", {"spec": {"tasks": scaled["spec"]["tasks"]}})["spec"]["tasks"][0][
+        "replicas"] == 3
+
+
+def test_validate_cli_refuses_what_kube_apiserver_refuses(tmp_path: Path) -> None:
+    """The same validation backs ``pumice validate``: Kubernetes' rules of every kind, with kube-apiserver's words."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name, labels: {'a b': x}}\n"
+        "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '-4', nvidia.com/gpu: '1'}}}]}\n---\n"
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '-8'}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec: {containers: [{name: c, image: x}]}\n"
+    )
+    result = CliRunner().invoke(app, ["validate", "-f", str(bad)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith(f'refused: {bad}: object 1 (Pod default/Bad_Name): Pod "Bad_Name" is invalid: [')
+    for expected in ("metadata.name: Invalid value", "metadata.labels: Invalid value",
+                     'requests[cpu]: Invalid value: "-4": must be greater than or equal to 0',
+                     "limits: Required value: Limit must be set for non overcommitable resources"):
+        assert expected in lines[0]
+    assert 'status.capacity.cpu: Invalid value: "-8"' in lines[1]
+    assert lines[2] == "1 accepted, 2 refused"

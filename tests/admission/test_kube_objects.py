@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from pumice.admission import admitted_memory_store
 from pumice.cli.main import app
 from pumice.cron import CronError, parse_schedule
-from pumice.store import Invalid, MemoryStore, NotFound
+from pumice.store import BadRequest, Invalid, MemoryStore, NotFound
 
 from ..controllers.workloads import batch_job, deployment, statefulset
 
@@ -44,13 +44,21 @@ def test_workload_validation_in_kubernetes_words(store: MemoryStore) -> None:
     recreate = deployment(strategy={"type": "Recreate", "rollingUpdate": {"maxSurge": 1}})
     assert "may not be specified when strategy `type` is 'Recreate'" in refused(store, "deployments.apps", recreate)
     sts = statefulset(policy="Sometimes")
-    assert 'spec.podManagementPolicy: Unsupported value: "Sometimes"' in refused(store, "statefulsets.apps", sts)
+    assert ('spec.podManagementPolicy: Invalid value: "Sometimes": must be \'OrderedReady\' or \'Parallel\''
+            in refused(store, "statefulsets.apps", sts))  # kube-apiserver 1.20's words (measured)
     job = batch_job()
     del job["spec"]["template"]["spec"]["restartPolicy"]
     assert 'restartPolicy: Required value: valid values: "OnFailure", "Never"' in refused(store, "jobs.batch", job)
+    manual = batch_job()
+    manual["spec"].update(manualSelector=True, selector={"matchLabels": {"app": "other"}})
+    assert "spec.template.metadata.labels: Invalid value" in refused(store, "jobs.batch", manual)
+    del manual["spec"]["selector"]  # nothing generates a manual Job's selector
+    assert "spec.selector: Required value" in refused(store, "jobs.batch", manual)
     typed = deployment()
     typed["spec"]["replicas"] = "3"
-    assert "spec.replicas" in refused(store, "deployments.apps", typed)
+    with pytest.raises(BadRequest, match=r"spec\.replicas") as bad:  # undecodable: 400, as kube-apiserver answers
+        store.create("deployments.apps", typed)
+    assert bad.value.code == 400
 
 
 def test_workload_defaults_and_immutable_fields(store: MemoryStore) -> None:
@@ -70,9 +78,12 @@ def test_workload_defaults_and_immutable_fields(store: MemoryStore) -> None:
         store.patch("deployments.apps", "default", "web", {"spec": {"selector": {"matchLabels": {"app": "x"}}}})
 
 
+_TASK = {"name": "t", "replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}
+
+
 def cronjob(**spec: Any) -> dict[str, Any]:
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob", "metadata": {"name": "nightly"},
-            "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"tasks": []}}, **spec}}
+            "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"tasks": [_TASK]}}, **spec}}
 
 
 def test_volcano_cronjob_webhook(store: MemoryStore) -> None:
@@ -131,6 +142,8 @@ def test_crds_are_checked_and_their_objects_validated(store: MemoryStore) -> Non
     wrong = {**crd, "metadata": {"name": "gadgets.example.com"}}
     crds = "customresourcedefinitions.apiextensions.k8s.io"
     assert 'must be spec.names.plural+"."+spec.group' in refused(store, crds, wrong)
+    digit = {**crd, "spec": {**crd["spec"], "versions": [{**crd["spec"]["versions"][0], "name": "1v"}]}}
+    assert 'spec.versions[0].name: Invalid value: "1v": a DNS-1035 label' in refused(store, crds, digit)
     with pytest.raises(NotFound):
         store.list("widgets.example.com")
     created = store.create("customresourcedefinitions.apiextensions.k8s.io", crd)
@@ -180,3 +193,55 @@ def test_numatopology_and_resource_quota_objects_are_stored(store: MemoryStore, 
     (tmp_path / "quota.json").write_text(json.dumps(quota))
     out = runner.invoke(app, ["validate", "-f", str(tmp_path / "quota.json")])
     assert out.exit_code == 2 and "spec.hard.cpu" in out.stderr
+
+
+def _crd(schema: dict[str, Any], **names: Any) -> dict[str, Any]:
+    names = {"plural": "things", "kind": "Thing", **names}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{names['plural']}.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": names,
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+_OBJECT = {"type": "object"}
+
+
+@pytest.mark.parametrize(("crd", "message"), [  # kube-apiserver 1.20's answers (measured)
+    (_crd({"type": "object", "properties": {"spec": {"properties": {"a": {"type": "string"}}}}}),
+     "spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object "
+     "fields"),
+    (_crd({"properties": {"spec": _OBJECT}}),
+     "spec.validation.openAPIV3Schema.type: Required value: must not be empty at the root"),
+    (_crd({"type": "string"}), 'spec.validation.openAPIV3Schema.type: Invalid value: "string": must be object at the '
+                               "root"),
+    (_crd({"type": "object", "properties": {"spec": {"type": "x"}}}),
+     'properties[spec].type: Unsupported value: "x": supported values: "array", "boolean", "integer", "number", '
+     '"object", "string"'),
+    (_crd({"type": "object", "properties": {"spec": {"type": "null"}}}),
+     "type: Forbidden: type cannot be set to null, use nullable as an alternative"),
+    (_crd({"type": "object", "properties": {"spec": {"type": "array", "items": {}}}}),
+     "properties[spec].items.type: Required value: must not be empty for specified array items"),
+    (_crd({"type": "object", "properties": {"spec": {"type": "array"}}}),
+     "properties[spec].items: Required value: must be specified"),
+    (_crd({"type": "object", "properties": {"spec": None}}), "properties[spec].type: Required value"),
+    (_crd(_OBJECT, plural="1things"), 'spec.names.plural: Invalid value: "1things": a DNS-1035 label'),
+    (_crd(_OBJECT, singular="Bad Name"), 'spec.names.singular: Invalid value: "Bad Name": a DNS-1035 label'),
+    (_crd(_OBJECT, shortNames=["Bad Name"]), 'spec.names.shortNames[0]: Invalid value: "Bad Name"'),
+    (_crd(_OBJECT, kind="Th_ing"), 'spec.names.kind: Invalid value: "Th_ing": may have mixed case, but should '
+                                   "otherwise match: a DNS-1035 label"),
+    (_crd(_OBJECT, kind="Same", listKind="Same"),
+     'spec.names.listKind: Invalid value: "Same": kind and listKind may not be the same'),
+])
+def test_crd_names_and_structural_schemas(store: MemoryStore, crd: dict[str, Any], message: str) -> None:
+    assert message in refused(store, "customresourcedefinitions.apiextensions.k8s.io", crd)
+
+
+@pytest.mark.parametrize("crd", [
+    _crd({"type": "object", "properties": {"spec": {"x-kubernetes-preserve-unknown-fields": True}}}),
+    _crd({"type": "object", "properties": {"spec": {"x-kubernetes-int-or-string": True}}}),
+    _crd(_OBJECT, kind="thing"), _crd(_OBJECT, kind="Th-ing"), _crd(_OBJECT, listKind=""),
+])
+def test_crds_kube_apiserver_accepts(store: MemoryStore, crd: dict[str, Any]) -> None:
+    created = store.create("customresourcedefinitions.apiextensions.k8s.io", crd)
+    assert created["spec"]["names"]["listKind"] == f"{crd['spec']['names']['kind']}List"  # defaulted

@@ -28,10 +28,10 @@ def gpu_pod(name: str) -> dict[str, Any]:
 def test_a_limit_without_a_request_becomes_the_request() -> None:
     store = admitted_memory_store()
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
-        "initContainers": [{"name": "i", "resources": {"limits": {"cpu": "2"}}}],
+        "initContainers": [{"name": "i", "image": "x", "resources": {"limits": {"cpu": "2"}}}],
         "containers": [
-            {"name": "a", "resources": {"limits": {"cpu": "1", GPU: "1"}, "requests": {"cpu": "500m"}}},
-            {"name": "b", "resources": {"requests": {"memory": "1Gi"}}},
+            {"name": "a", "image": "x", "resources": {"limits": {"cpu": "1", GPU: "1"}, "requests": {"cpu": "500m"}}},
+            {"name": "b", "image": "x", "resources": {"requests": {"memory": "1Gi"}}},
         ]}}
     stored = store.create("pods", pod)
     a, b = stored["spec"]["containers"]

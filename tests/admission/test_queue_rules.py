@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pumice.admission import admitted_memory_store
 from pumice.controllers import ensure_default_queues
-from pumice.store import Invalid, MemoryStore
+from pumice.store import Invalid, MemoryStore, StoreError
 from tests.builders import queue
 from tests.builders import vcjob as job
 
@@ -26,7 +28,7 @@ def _refused(store: MemoryStore, obj: dict[str, Any], match: str) -> str:
     with pytest.raises(Invalid, match=match) as err:
         store.create(QUEUES, obj)
     assert "\n" not in err.value.message
-    return err.value.message
+    return getattr(err.value, "refusal", err.value.message)
 
 
 def test_tenant_child_refused_while_parent_has_pods_and_no_children_then_accepted() -> None:
@@ -36,7 +38,7 @@ def test_tenant_child_refused_while_parent_has_pods_and_no_children_then_accepte
     c.run_until(lambda: c.phase("work") == "Running")
     with pytest.raises(Invalid) as err:
         c.store.create(QUEUES, queue("tenant-a-q1", parent="tenant-a", deserved={"cpu": "4"}))
-    assert err.value.message == (
+    assert err.value.refusal == (
         'queue "tenant-a-q1" cannot be created under "tenant-a": "tenant-a" has no child queues and 3 pods allocated'
     )
     # once the parent's pods are done, the first child is accepted...
@@ -66,7 +68,7 @@ def test_queue_cannot_move_under_its_descendant(store: MemoryStore) -> None:
     store.create(QUEUES, queue("c", parent="b", deserved={"cpu": "4"}))
     with pytest.raises(Invalid) as err:
         store.patch(QUEUES, None, "a", {"spec": {"parent": "c"}})
-    assert err.value.message == 'queue "a" cannot be moved under "c": "a" is an ancestor of "c"'
+    assert err.value.refusal == 'queue "a" cannot be moved under "c": "a" is an ancestor of "c"'
 
 
 def test_at_most_five_levels(store: MemoryStore) -> None:
@@ -81,7 +83,7 @@ def test_at_most_five_levels(store: MemoryStore) -> None:
 def test_root_resources_cannot_change(store: MemoryStore) -> None:
     with pytest.raises(Invalid) as err:
         store.patch(QUEUES, None, "root", {"spec": {"capability": {"cpu": "10"}}})
-    assert err.value.message == "queue \"root\": the root queue's capability cannot be changed"
+    assert err.value.refusal == "queue \"root\": the root queue's capability cannot be changed"
     store.patch(QUEUES, None, "root", {"metadata": {"labels": {"a": "b"}}})  # other changes are fine
 
 
@@ -89,7 +91,7 @@ def test_root_resources_cannot_change(store: MemoryStore) -> None:
 def test_builtin_queues_cannot_be_deleted(store: MemoryStore, name: str) -> None:
     with pytest.raises(Invalid) as err:
         store.delete(QUEUES, None, name)
-    assert err.value.message == f'queue "{name}" cannot be deleted: it is a built-in queue'
+    assert err.value.refusal == f'queue "{name}" cannot be deleted: it is a built-in queue'
 
 
 def test_queue_with_children_cannot_be_deleted(store: MemoryStore) -> None:
@@ -98,7 +100,7 @@ def test_queue_with_children_cannot_be_deleted(store: MemoryStore) -> None:
     store.create(QUEUES, queue("k2", parent="p", deserved={"cpu": "4"}))
     with pytest.raises(Invalid) as err:
         store.delete(QUEUES, None, "p")
-    assert err.value.message == 'queue "p" cannot be deleted: it has 2 child queues: k1, k2'
+    assert err.value.refusal == 'queue "p" cannot be deleted: it has 2 child queues: k1, k2'
     store.delete(QUEUES, None, "k1")
     store.delete(QUEUES, None, "k2")
     store.delete(QUEUES, None, "p")
@@ -146,7 +148,48 @@ def test_parent_cannot_shrink_below_its_children(store: MemoryStore) -> None:
 
 
 def test_weight_range_and_defaults(store: MemoryStore) -> None:
-    _refused(store, queue("heavy", weight=70000), "weight 70000 is out of range")
+    _refused(store, queue("heavy", weight=70000), "spec.weight in body should be less than or equal to 65535")
     created = store.create(QUEUES, queue("plain"))
     assert created["spec"]["weight"] == 1 and created["spec"]["reclaimable"] is True
     assert created["status"]["state"] == "Open"
+
+
+def test_root_cannot_get_a_parent(store: MemoryStore) -> None:
+    """Issue 18: ``PATCH queues/root {"spec": {"parent": "child-a"}}`` with child-a root's child was accepted, and
+    the hierarchy then had a cycle."""
+    store.create(QUEUES, queue("child-a", parent="root"))
+    with pytest.raises(Invalid) as err:
+        store.patch(QUEUES, None, "root", {"spec": {"parent": "child-a"}})
+    assert err.value.code == 400 and "the root queue cannot have a parent" in err.value.message
+    assert not store.get(QUEUES, None, "root")["spec"].get("parent")
+
+
+def _parents(store: MemoryStore) -> dict[str, str]:
+    items, _ = store.list(QUEUES)
+    return {q["metadata"]["name"]: str((q.get("spec") or {}).get("parent") or "") for q in items}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["create", "move"]), st.sampled_from(["root", "a", "b", "c", "d", "e"]),
+                          st.sampled_from(["", "root", "a", "b", "c", "d", "e", "default"])), max_size=25))
+def test_no_write_ever_makes_the_queue_hierarchy_a_cycle(ops: list[tuple[str, str, str]]) -> None:
+    """Whatever creates and moves are tried, the queues accepted form a tree under root: following ``spec.parent``
+    from any queue reaches root, and root has no parent."""
+    store = admitted_memory_store()
+    ensure_default_queues(store)
+    for op, name, parent in ops:
+        try:
+            if op == "create":
+                store.create(QUEUES, queue(name, parent=parent or None))
+            else:
+                store.patch(QUEUES, None, name, {"spec": {"parent": parent or None}})
+        except (Invalid, StoreError):
+            continue
+        parents = _parents(store)
+        assert not parents["root"]
+        for start in parents:
+            seen, current = set(), start
+            while current != "root":
+                assert current not in seen, f"cycle through {current}: {parents}"
+                seen.add(current)
+                current = parents.get(current) or "root"

@@ -66,7 +66,7 @@ def test_job_run_then_list(cluster: Cluster) -> None:
     container = task["template"]["spec"]["containers"][0]
     assert container["image"] == "img:1"
     assert container["resources"]["requests"] == {"cpu": "500m", "memory": "1Gi"}
-    assert container["resources"]["limits"] == {"cpu": "1000m", "memory": "100Mi"}
+    assert container["resources"]["limits"] == {"cpu": "500m", "memory": "1Gi"}  # the requests (vcctl: 1000m, 100Mi)
 
     # filters: --selector is a part of the name (vcctl), --queue the job's queue
     assert "train" not in ok(cluster.run("job", "list", "--selector", "nomatch"))

@@ -107,7 +107,8 @@ class Cluster:
         return self.store.list(PODGROUPS, ns)[0]
 
 
-def command(name: str, action: str, kind: str, target: str, ns: str = "default") -> Obj:
+def command(name: str, action: str, kind: str, target: str, ns: str = "default", uid: str = "uid") -> Obj:
+    """A Command as vcctl writes it (the Command CRD requires the target's uid; the controllers go by name)."""
     api = "batch.volcano.sh/v1alpha1" if kind == "Job" else "scheduling.volcano.sh/v1beta1"
     return {"apiVersion": "bus.volcano.sh/v1alpha1", "kind": "Command", "metadata": {"name": name, "namespace": ns},
-            "action": action, "target": {"apiVersion": api, "kind": kind, "name": target}}
+            "action": action, "target": {"apiVersion": api, "kind": kind, "name": target, "uid": uid}}

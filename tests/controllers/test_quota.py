@@ -33,7 +33,8 @@ def test_used_follows_the_pods_of_the_namespace() -> None:
 def test_finished_pods_do_not_count_and_changing_hard_replaces_the_status() -> None:
     c = Cluster()
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {"pumice.io/duration": "5"}},
-           "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}
+           "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "image": "x",
+                                                            "resources": {"requests": {"cpu": "2"}}}]}}
     c.apply([node("n1", cpu="32", memory="64Gi"), quota(cpu="8", memory="1Gi"), pod])
     run(c, 2)
     assert c.store.get(QUOTAS, "default", "team")["status"]["used"] == {"cpu": "2", "memory": "0"}

@@ -93,7 +93,7 @@ spec:
   containers:
   - name: trainer
     image: pytorch
-    resources: {{requests: {{cpu: "8", memory: 64Gi, nvidia.com/gpu: "4"}}}}"""
+    resources: {{requests: {{cpu: "8", memory: 64Gi, nvidia.com/gpu: "4"}}, limits: {{nvidia.com/gpu: "4"}}}}"""
             for i in range(2)
         ],
         # a gang that can never fit: 2 pods x 16 GPUs on 8-GPU nodes
@@ -110,7 +110,8 @@ metadata:
   annotations: {{scheduling.k8s.io/group-name: too-big}}
 spec:
   schedulerName: volcano
-  containers: [{{name: trainer, image: pytorch, resources: {{requests: {{cpu: "4", nvidia.com/gpu: "16"}}}}}}]"""
+  containers: [{{name: trainer, image: pytorch,
+                resources: {{requests: {{cpu: "4", nvidia.com/gpu: "16"}}, limits: {{nvidia.com/gpu: "16"}}}}}}]"""
             for i in range(2)
         ],
     ]

@@ -146,7 +146,8 @@ spec:
       metadata: {annotations: {pumice.io/duration: 60s}}
       spec:
         restartPolicy: Never
-        containers: [{name: c, image: busybox, resources: {requests: {cpu: "2", nvidia.com/gpu: "2"}}}]
+        containers: [{name: c, image: busybox,
+                      resources: {requests: {cpu: "2", nvidia.com/gpu: "2"}, limits: {nvidia.com/gpu: "2"}}}]
 """
     pods = "\n".join(f"""---
 apiVersion: v1
@@ -157,7 +158,8 @@ metadata:
 spec:
   schedulerName: volcano
   containers:
-  - {{name: c, image: busybox, resources: {{requests: {{cpu: "2", nvidia.com/gpu: "2"}}}}}}""" for i in range(2))
+  - {{name: c, image: busybox,
+     resources: {{requests: {{cpu: "2", nvidia.com/gpu: "2"}}, limits: {{nvidia.com/gpu: "2"}}}}}}""" for i in range(2))
     return "e2e-gang", "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: e2e-gang}\n" \
         "spec: {minMember: 2, queue: default}\n" + pods
 

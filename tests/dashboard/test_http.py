@@ -161,7 +161,8 @@ def test_authorized_helper() -> None:
     assert authorized(request({}), None) and authorized(request({}), "")
     assert not authorized(request({}), "s3cret")
     assert authorized(request({"Authorization": "Bearer s3cret"}), "s3cret")
-    assert authorized(request({"Authorization": "bearer  s3cret "}), "s3cret")
+    assert authorized(request({"Authorization": "bearer s3cret "}), "s3cret")  # read as the API server reads it:
+    assert not authorized(request({"Authorization": "bearer  s3cret"}), "s3cret")  # two spaces: an empty token
     assert not authorized(request({"Authorization": "Bearer nope"}), "s3cret")
     assert not authorized(request({"Authorization": "Basic s3cret"}), "s3cret")
     assert authorized(request({"Cookie": f"{COOKIE_NAME}={cookie_value('s3cret')}"}), "s3cret")

@@ -161,3 +161,31 @@ def test_only_its_own_nodes(store: MemoryStore, clock: VirtualClock) -> None:
     assert kubelet.nodes == ["mine"]
     assert phase(store, "x") == "Pending"
     assert "conditions" not in store.get("nodes", None, "real").get("status", {})
+
+
+def test_gpus_are_accounted_one_by_one(store: MemoryStore, clock: VirtualClock) -> None:
+    n = node("g", gpus=2, capacity=True)
+    store.create("nodes", n)
+    kubelet = SimulatedKubelet(store, clock)
+    kubelet.sync()
+
+    def share(name: str, milli: int, gpu: int) -> None:
+        main = {"name": "main", "image": "busybox",
+                "resources": {"requests": {"pumice.io/gpu-milli": str(milli)}}}
+        annotations = {"volcano.sh/gpu-index": str(gpu)}
+        store.create("pods", pod(name, namespace="ns", containers=[main], annotations=annotations))
+        store.bind("ns", name, "g")
+        kubelet.sync()
+
+    share("a", 600, 0)
+    share("b", 400, 0)
+    assert kubelet.gpu_used("g") == {0: 1000.0}
+    share("c", 100, 0)  # GPU 0 is full: the device plugin refuses it
+    c = store.get("pods", "ns", "c")
+    assert c["status"]["phase"] == "Failed" and c["status"]["reason"] == "UnexpectedAdmissionError"
+    assert "GPU 0 of node g holds 1000 of 1000" in c["status"]["message"]
+    share("d", 100, 1)
+    assert phase(store, "d") == "Running"
+    store.delete("pods", "ns", "a")
+    kubelet.sync()
+    assert kubelet.gpu_used("g") == {0: 400.0, 1: 100.0}

@@ -20,6 +20,8 @@ from pumice.cli import schedule as schedule_cmd
 from pumice.scheduler import ACTIONS, PLUGINS
 from tests.conftest import SHARED
 
+#: Annotations whose value is the scheduler's clock (Volcano writes time.Now()).
+CLOCK_ANNOTATIONS = {"volcano.sh/predicate-time", "volcano.sh/vgpu-time", "volcano.sh/bind-time"}
 CASES = sorted(p for p in (SHARED / "cases").iterdir() if p.is_dir()) if (SHARED / "cases").is_dir() else []
 
 
@@ -107,6 +109,13 @@ def test_case(case: Path) -> None:
         owner = _lowest_tier_hypernode(objects)
         counts = Counter(owner.get(node, "") for node in got["binds"].values())
         assert sorted(counts.values()) == expected["bind_counts_per_hypernode_sorted"], note
+    for pod, wanted in (expected.get("pod_annotations") or {}).items():
+        written = got.get("pod_annotations", {}).get(pod, {})
+        for key, value in wanted.items():
+            if key not in CLOCK_ANNOTATIONS:  # wall-clock stamps: present, any value
+                assert written.get(key) == value, f"{pod} annotation {key}; {note}"
+            else:
+                assert key in written, f"{pod} annotation {key}; {note}"
     if want_scores:
         for pod, per_node in expected["node_scores"].items():
             for node, score in per_node.items():

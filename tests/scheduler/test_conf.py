@@ -10,7 +10,7 @@ from pumice.scheduler import ConfError, default_conf, load_conf
 from pumice.scheduler.conf import PLUGIN_FLAGS
 
 
-def test_built_in_default_is_the_shipped_volcano_conf() -> None:
+def test_built_in_default_is_the_shipped_volcano_conf_with_weights_that_hold() -> None:
     conf = default_conf()
     assert conf.actions == ["enqueue", "allocate", "backfill"]
     assert [[p.name for p in t.plugins] for t in conf.tiers] == [
@@ -20,6 +20,8 @@ def test_built_in_default_is_the_shipped_volcano_conf() -> None:
     assert conf.plugin("gang").enabled("enablePreemptable") is False
     assert conf.plugin("drf").enabled("enablePreemptable") is False
     assert conf.plugin("priority").enabled("enablePreemptable") is True
+    # pumice's difference (README): admission by weighted share, nothing idle while jobs wait
+    assert conf.plugin("proportion").arguments == {"weightedAdmission": True, "workConserving": True}
 
 
 def test_unset_flags_default_to_true_except_hierarchy() -> None:

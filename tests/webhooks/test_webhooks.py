@@ -160,8 +160,13 @@ def test_updates_and_operations_a_webhook_is_not_for(webhooks: Webhooks) -> None
     new = copy.deepcopy(old)
     new["spec"]["tasks"][0]["replicas"] = 3
     assert webhooks.review("/jobs/validate", "UPDATE", new, old)["allowed"] is True
-    # Mutating is for CREATE only (as Volcano's): anything else passes untouched.
-    assert webhooks.review("/jobs/mutate", "UPDATE", _job(), old) == {"allowed": True, "uid": "uid-1"}
+    # Jobs are defaulted on UPDATE too (not Volcano's, issue #2238): the manifest as first applied, without the
+    # defaults, becomes the stored job again, so the update rule sees no change.
+    undefaulted = _job()
+    assert _patched(undefaulted, webhooks.review("/jobs/mutate", "UPDATE", undefaulted, old))["spec"] == \
+        default_object(_job())["spec"]
+    # Other kinds are mutated on CREATE only (as Volcano's): anything else passes untouched.
+    assert webhooks.review("/queues/mutate", "UPDATE", old, old) == {"allowed": True, "uid": "uid-1"}
 
 
 def test_podgroup_queue_from_the_namespace_annotation(webhooks: Webhooks) -> None:

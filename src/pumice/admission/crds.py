@@ -9,18 +9,84 @@ its resource from the moment it is stored, so a bundle can create a CRD and then
 from __future__ import annotations
 
 import contextlib
-import re
 from typing import Any
 
-from pumice.store import CRDS, Invalid, NotFound, Store, custom_resource
+from pumice.api.validation.names import is_dns1035_label
+from pumice.store import CRDS, Invalid, NotFound, ResourceInfo, Store, custom_resource
 
-from .schema import apply_schema
-
-__all__ = ["admit_crd", "admit_custom_resource", "delete_custom_objects"]
+__all__ = ["admit_crd", "custom_schema", "delete_custom_objects"]
 
 Obj = dict[str, Any]
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+_SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
+_MIXED_CASE = "may have mixed case, but should otherwise match: "
+
+
+def _names_problems(names: Obj) -> list[str]:
+    """``ValidateCustomResourceDefinitionNames``: the plural, singular, short names and categories are DNS-1035
+    labels, the kind and list kind too but for their case, and differ."""
+    problems: list[str] = []
+    for field in ("plural", "singular"):
+        value = str(names.get(field) or "")
+        if value:
+            problems += [f'spec.names.{field}: Invalid value: "{value}": {msg}' for msg in is_dns1035_label(value)]
+    for field in ("shortNames", "categories"):
+        for index, value in enumerate(names.get(field) or []):
+            problems += [f'spec.names.{field}[{index}]: Invalid value: "{value}": {msg}'
+                         for msg in is_dns1035_label(str(value))]
+    kind, list_kind = str(names.get("kind") or ""), str(names.get("listKind") or "")
+    for field, value in (("kind", kind), ("listKind", list_kind)):
+        if not value:
+            problems.append(f"spec.names.{field}: Required value")
+        else:
+            problems += [f'spec.names.{field}: Invalid value: "{value}": {_MIXED_CASE}{msg}'
+                         for msg in is_dns1035_label(value.lower())]
+    if kind and kind == list_kind:
+        problems.append(f'spec.names.listKind: Invalid value: "{list_kind}": kind and listKind may not be the same')
+    return problems
+
+
+def _schemas_problems(versions: list[Any]) -> list[str]:
+    """The versions' schemas must be structural; named as kube-apiserver 1.20 names them (``spec.validation``
+    when every version has the same schema)."""
+    schemas = [((v or {}).get("schema") or {}).get("openAPIV3Schema") for v in versions]
+    if schemas and all(s == schemas[0] for s in schemas):
+        return _structural(schemas[0], "spec.validation.openAPIV3Schema", "root")
+    problems: list[str] = []
+    for index, schema in enumerate(schemas):
+        problems += _structural(schema, f"spec.versions[{index}].schema.openAPIV3Schema", "root")
+    return problems
+
+
+def _structural(schema: Any, path: str, place: str) -> list[str]:
+    """A structural schema's types: every node has one (at the root ``object``), but for nodes that keep unknown
+    fields or are int-or-string; an array has ``items``."""
+    if not isinstance(schema, dict):
+        return []
+    problems: list[str] = []
+    kind = schema.get("type")
+    if kind:
+        if kind not in _SCHEMA_TYPES:
+            supported = ", ".join(f'"{t}"' for t in _SCHEMA_TYPES)
+            problems.append(f'{path}.type: Unsupported value: "{kind}": supported values: {supported}')
+        if kind == "null":
+            problems.append(f"{path}.type: Forbidden: type cannot be set to null, use nullable as an alternative")
+        if place == "root" and kind != "object":
+            problems.append(f'{path}.type: Invalid value: "{kind}": must be object at the root')
+    elif place == "root":
+        problems.append(f"{path}.type: Required value: must not be empty at the root")
+    elif not schema.get("x-kubernetes-preserve-unknown-fields") and not schema.get("x-kubernetes-int-or-string"):
+        problems.append(f"{path}.type: Required value: must not be empty for specified {place}")
+    for key, sub in (schema.get("properties") or {}).items():  # a null property decodes as an empty schema
+        problems += _structural({} if sub is None else sub, f"{path}.properties[{key}]", "object fields")
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        problems += _structural(extra, f"{path}.additionalProperties", "object fields")
+    items = schema.get("items")
+    if kind == "array" and items is None:
+        problems.append(f"{path}.items: Required value: must be specified")
+    elif isinstance(items, dict):
+        problems += _structural(items, f"{path}.items", "array items")
+    return problems
 
 
 def admit_crd(crd: Obj, old: Obj | None, stamp: str) -> None:
@@ -35,11 +101,12 @@ def admit_crd(crd: Obj, old: Obj | None, stamp: str) -> None:
         problems.append("spec.group: Required value")
     elif "." not in group:
         problems.append(f'spec.group: Invalid value: "{group}": should be a domain with at least one dot')
-    if not plural or not _DNS_LABEL.match(plural):
-        problems.append(f'spec.names.plural: Invalid value: "{plural}": a lowercase RFC 1123 label is required')
-    if not kind or not _KIND.match(kind):
-        problems.append(f'spec.names.kind: Invalid value: "{kind}": a CamelCase kind is required')
-    if group and plural and name != f"{plural}.{group}":
+    if not names.get("singular"):
+        names["singular"] = str(kind).lower()
+    if kind and not names.get("listKind"):
+        names["listKind"] = f"{kind}List"
+    problems += _names_problems(names)
+    if group and name != f"{plural}.{group}":
         problems.append(f'metadata.name: Invalid value: "{name}": must be spec.names.plural+"."+spec.group')
     if spec.get("scope") not in ("Namespaced", "Cluster"):
         problems.append(f'spec.scope: Unsupported value: "{spec.get("scope") or ""}": supported values: '
@@ -50,7 +117,7 @@ def admit_crd(crd: Obj, old: Obj | None, stamp: str) -> None:
     seen: set[str] = set()
     for i, version in enumerate(versions):
         version_name = (version or {}).get("name") or ""
-        if not _DNS_LABEL.match(version_name):
+        if is_dns1035_label(version_name):
             problems.append(f'spec.versions[{i}].name: Invalid value: "{version_name}": a DNS-1035 label is required')
         if version_name in seen:
             problems.append(f'spec.versions[{i}].name: Duplicate value: "{version_name}"')
@@ -58,9 +125,7 @@ def admit_crd(crd: Obj, old: Obj | None, stamp: str) -> None:
         schema = ((version or {}).get("schema") or {}).get("openAPIV3Schema")
         if not isinstance(schema, dict):
             problems.append(f"spec.versions[{i}].schema.openAPIV3Schema: Required value: schemas are required")
-        elif schema.get("type") != "object":
-            problems.append(f'spec.versions[{i}].schema.openAPIV3Schema.type: Unsupported value: '
-                            f'"{schema.get("type") or ""}": supported values: "object"')
+    problems += _schemas_problems(versions)
     if versions and sum(1 for v in versions if (v or {}).get("storage")) != 1:
         problems.append("spec.versions: Invalid value: must have exactly one version marked as storage version")
     if old is not None:
@@ -71,8 +136,6 @@ def admit_crd(crd: Obj, old: Obj | None, stamp: str) -> None:
             problems.append("spec.group: Invalid value: field is immutable")
     if problems:
         raise Invalid(f'CustomResourceDefinition.apiextensions.k8s.io "{name}" is invalid: {"; ".join(problems)}')
-    names.setdefault("singular", kind.lower())
-    names.setdefault("listKind", f"{kind}List")
     crd["spec"] = {**spec, "names": names}
     storage = next(v["name"] for v in versions if v.get("storage"))
     stored = list(((old or {}).get("status") or {}).get("storedVersions") or [])
@@ -87,29 +150,19 @@ def admit_crd(crd: Obj, old: Obj | None, stamp: str) -> None:
     crd["status"] = {"conditions": conditions, "acceptedNames": names, "storedVersions": stored}
 
 
-def admit_custom_resource(store: Store, resource: str, obj: Obj) -> Obj:
-    """The custom resource defaulted and pruned by its version's schema; ``Invalid`` with every problem."""
-    info = store.resources.info(resource) if hasattr(store, "resources") else None  # type: ignore[attr-defined]
-    if info is None or not info.custom:
-        return obj
+def custom_schema(store: Store, info: ResourceInfo, api_version: str) -> Obj | None:
+    """The ``openAPIV3Schema`` of ``api_version`` of the custom resource ``info`` (its CRD's), if it has one;
+    ``Invalid`` if its CRD does not serve that version."""
     try:
-        crd = store.get(CRDS, None, info.custom, copy=False)
+        crd = store.get(CRDS, None, str(info.custom), copy=False)
     except NotFound:
-        return obj
-    api_version = str(obj.get("apiVersion") or info.api_version)
+        return None
     version = api_version.rpartition("/")[2]
     spec = next((v for v in (crd.get("spec") or {}).get("versions") or [] if v.get("name") == version), None)
     if spec is None or custom_resource(crd) is None:
-        raise Invalid(f'{info.kind} "{(obj.get("metadata") or {}).get("name")}": version {version} of '
-                      f"{info.name} is not served")
+        raise Invalid(f"version {version} of {info.name} is not served")
     schema = (spec.get("schema") or {}).get("openAPIV3Schema")
-    if not isinstance(schema, dict):
-        return obj
-    out, problems = apply_schema(obj, schema)
-    if problems:
-        raise Invalid(f'{info.kind}.{info.group} "{(obj.get("metadata") or {}).get("name")}" is invalid: '
-                      f'{"; ".join(problems)}')
-    return out
+    return schema if isinstance(schema, dict) else None
 
 
 def delete_custom_objects(store: Store, crd: Obj) -> None:

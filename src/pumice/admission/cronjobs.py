@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from pumice.cron import CronError, parse_schedule, parse_time_zone
-from pumice.store import Invalid
+from pumice.store import Denied
 
 __all__ = ["default_cronjob", "validate_cronjob"]
 
@@ -76,4 +76,4 @@ def validate_cronjob(obj: Obj) -> None:
     elif not _QUALIFIED_NAME.match(name):
         problems.append(f'invalid cronJob name "{name}"')
     if problems:
-        raise Invalid(f'admission webhook "validatecronjob.volcano.sh" denied the request: {"; ".join(problems)}')
+        raise Denied("validatecronjob.volcano.sh", "; ".join(problems))

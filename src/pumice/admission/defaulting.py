@@ -16,7 +16,7 @@ from pumice.store import Invalid
 
 from .fastpath import podgroup_defaults
 
-__all__ = ["DEFAULTED", "default_object", "schema_error"]
+__all__ = ["DEFAULTED", "default_object"]
 
 #: Resources whose objects get Volcano defaults on CREATE.
 DEFAULTED = frozenset({"jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh"})
@@ -37,11 +37,6 @@ def _model(obj: dict[str, Any]) -> KubeObject:
         meta = obj.get("metadata") or {}
         where = f'{obj.get("kind")} "{meta.get("name")}"'
         raise Invalid(f"{where}: {_path(tuple(first['loc']))}: {first['msg']}") from None
-
-
-def schema_error(obj: dict[str, Any]) -> None:
-    """``Invalid`` naming the first field of ``obj`` that does not fit its kind's schema (types, quantities)."""
-    _model(obj)
 
 
 def default_object(obj: dict[str, Any]) -> dict[str, Any]:

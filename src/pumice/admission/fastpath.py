@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pumice.api.defaults import DEFAULT_QUEUE
-from pumice.api.quantity import is_valid_quantity
+from pumice.api.quantity import is_valid_quantity_text
 from pumice.api.scheduling import PodGroup
 from pumice.store.jsonutil import copy_json
 
@@ -35,18 +35,8 @@ def _bool(value: Any) -> bool:
     return type(value) is bool
 
 
-_QUANTITIES: dict[str, bool] = {}  # quantity text -> valid? (a workload repeats a few hundred of them)
-
-
 def _quantity(value: Any) -> bool:
-    if type(value) is not str:  # a number would be dumped as its text
-        return False
-    valid = _QUANTITIES.get(value)
-    if valid is None:
-        if len(_QUANTITIES) >= 4096:
-            _QUANTITIES.clear()
-        valid = _QUANTITIES[value] = is_valid_quantity(value)
-    return valid
+    return type(value) is str and is_valid_quantity_text(value)  # a number would be dumped as its text
 
 
 def _str_map(value: Any) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pumice.api.validation import validate_pod_template
+from pumice.api.validation.names import is_dns1123_label
 from pumice.store import Invalid
 
 from .lookup import Reader, children, get_queue
@@ -23,7 +25,6 @@ POLICY_ACTIONS = frozenset(
     {"AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition", "TerminateJob", "CompleteJob",
      "ResumeJob"}
 )
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DURATION = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
 
 
@@ -91,7 +92,7 @@ def _task_problems(task: Obj, index: int, seen: set[str]) -> list[str]:
     problems = []
     name = str(task.get("name") or "")
     replicas = int(task.get("replicas") or 0)
-    if not _DNS1123_LABEL.match(name) or len(name) > 63:
+    if is_dns1123_label(name):
         problems.append(f"task name {name!r} is not a valid DNS-1123 label (lowercase alphanumerics and '-', "
                         "at most 63 characters)")
     if name in seen:
@@ -107,6 +108,9 @@ def _task_problems(task: Obj, index: int, seen: set[str]) -> list[str]:
     if task.get("maxRetry") is not None and int(task["maxRetry"]) < -1:
         problems.append(f"task {name!r}: maxRetry {task['maxRetry']} must be -1 (unlimited) or more")
     problems += _policy_problems(task.get("policies") or [], f"task {name!r}")
+    template = validate_pod_template(task.get("template"))
+    if template:  # Volcano's validateTaskTemplate: Kubernetes' own rules of a pod template
+        problems.append(f"spec.task[{index}]." + " ".join(f"{error}." for error in template))
     partition = task.get("partitionPolicy")
     if partition:
         total, size = int(partition.get("totalPartitions") or 0), int(partition.get("partitionSize") or 0)

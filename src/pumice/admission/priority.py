@@ -2,7 +2,8 @@
 
 A pod naming ``priorityClassName`` gets that class's ``value`` (and its ``preemptionPolicy``); a pod naming
 none gets the cluster's ``globalDefault`` class, or priority 0 when there is none. A class that does not exist
-refuses the pod, as does a ``spec.priority`` or ``preemptionPolicy`` that disagrees with the class.
+refuses the pod (403 ``Forbidden``, as kube-apiserver's admission plugins refuse), as does a ``spec.priority`` or
+``preemptionPolicy`` that disagrees with the class.
 Kubernetes creates the two ``system-*-critical`` classes at start; here they are known by value even when no
 object stores them.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from pumice.api.resources import PRIORITYCLASSES
-from pumice.store import Invalid, NotFound
+from pumice.store import Forbidden, NotFound
 
 from .lookup import Reader
 
@@ -40,7 +41,7 @@ def _global_default(store: Reader) -> Obj | None:
 
 
 def admit_priority(store: Reader, pod: Obj) -> None:
-    """Set ``spec.priority`` (and ``preemptionPolicy``) of a pod being created; ``Invalid`` when refused.
+    """Set ``spec.priority`` (and ``preemptionPolicy``) of a pod being created; ``Forbidden`` when refused.
 
     ``spec`` is replaced, never the caller's nested dict changed.
     """
@@ -52,13 +53,13 @@ def admit_priority(store: Reader, pod: Obj) -> None:
     if name:
         pc = _class_named(store, str(name))
         if pc is None:
-            raise Invalid(f'pods "{pod_name}" is forbidden: no PriorityClass with name {name} was found')
+            raise Forbidden(f'pods "{pod_name}" is forbidden: no PriorityClass with name {name} was found')
     else:
         pc = _global_default(store)
     value = int(pc.get("value") or 0) if pc is not None else 0
     given = spec.get("priority")
     if given is not None and given != value:
-        raise Invalid(
+        raise Forbidden(
             f'pods "{pod_name}" is forbidden: the integer value of priority ({given}) must not be provided in pod '
             f"spec; priority admission controller computed {value} from the given PriorityClass name"
         )
@@ -68,7 +69,7 @@ def admit_priority(store: Reader, pod: Obj) -> None:
         spec["priorityClassName"] = pc["metadata"]["name"]
     policy = (pc or {}).get("preemptionPolicy") or "PreemptLowerPriority"
     if spec.get("preemptionPolicy") not in (None, policy):
-        raise Invalid(
+        raise Forbidden(
             f'pods "{pod_name}" is forbidden: the string value of PreemptionPolicy ({spec["preemptionPolicy"]}) '
             f"must not be provided in pod spec; priority admission controller computed {policy} from the given "
             "PriorityClass name"

@@ -152,6 +152,9 @@ def validate_queue(store: Reader, queue: Obj, old: Obj | None) -> None:
     creating = old is None
     _check_own(queue, res, creating)
     if name == "root":
+        given = (queue.get("spec") or {}).get("parent")
+        if given:  # the top of every hierarchy: a parent would close a cycle or hang root under another queue
+            raise Invalid(f'queue "root": the root queue cannot have a parent (spec.parent {given!r})')
         if old is not None:
             old_res = _resources(old)
             changed = [f for f in _RESOURCE_FIELDS if old_res[f] != res[f]]

@@ -24,6 +24,7 @@ __all__ = [
     "format_quantity",
     "int_value",
     "is_valid_quantity",
+    "is_valid_quantity_text",
     "milli_value",
     "parse_quantity",
 ]
@@ -142,6 +143,19 @@ def is_valid_quantity(value: object) -> bool:
     except QuantityError:
         return False
     return True
+
+
+_VALID_TEXTS: dict[str, bool] = {}  # quantity text -> valid? (a workload repeats a few hundred of them)
+
+
+def is_valid_quantity_text(text: str) -> bool:
+    """``is_valid_quantity`` of a string, its answers kept (bounded): for the checks every write goes through."""
+    valid = _VALID_TEXTS.get(text)
+    if valid is None:
+        if len(_VALID_TEXTS) >= 4096:
+            _VALID_TEXTS.clear()
+        valid = _VALID_TEXTS[text] = is_valid_quantity(text)
+    return valid
 
 
 def _ceil_away(value: Fraction) -> int:

@@ -134,7 +134,8 @@ def run(
     replicas: Annotated[int, typer.Option("--replicas", "-r", help="number of pods")] = 1,
     min_available: Annotated[int, typer.Option("--min", "-m", help="gang size (minAvailable)")] = 1,
     requests: Annotated[str, typer.Option("--requests", "-R", help="requests per pod")] = "cpu=1000m,memory=100Mi",
-    limits: Annotated[str, typer.Option("--limits", "-L", help="limits per pod")] = "cpu=1000m,memory=100Mi",
+    limits: Annotated[str | None, typer.Option(
+        "--limits", "-L", help="limits per pod (default: the requests)")] = None,
     scheduler: Annotated[str, typer.Option("--scheduler", "-S", help="scheduler name")] = "volcano",
     queue: Annotated[str | None, typer.Option("--queue", "-q", help="queue (default: default)")] = None,
     filename: Annotated[Path | None, typer.Option("--filename", "-f", help="a job YAML file instead")] = None,
@@ -159,9 +160,11 @@ def run(
                 raise UsageError("job name cannot be left blank: give --name/-N (or -f FILE)")
             if replicas < 1 or min_available < 0 or min_available > replicas:
                 raise UsageError(f"--min {min_available} must be between 0 and --replicas {replicas}")
+            # vcctl's limits default to cpu=1000m,memory=100Mi whatever the requests: any request above that is a
+            # pod Kubernetes refuses (requests may not exceed limits). Here they default to the requests.
             job = build_job(name, namespace or "", image, replicas, min_available,
-                            parse_resources(requests, "--requests"), parse_resources(limits, "--limits"),
-                            scheduler, queue)
+                            parse_resources(requests, "--requests"),
+                            parse_resources(requests if limits is None else limits, "--limits"), scheduler, queue)
         if queue and filename is not None:
             job.setdefault("spec", {})["queue"] = queue
         kc = client(kubeconfig, server, context)

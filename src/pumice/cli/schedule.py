@@ -9,7 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pumice.api import ManifestError, load_file
+from pumice.api import ManifestError
+from pumice.api.io import load_dicts
 from pumice.controllers.expand import expand_jobs
 from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, default_conf, load_conf, node_scores, run_session
 from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config, with_discovered_hypernodes
@@ -27,7 +28,7 @@ def read_objects(paths: list[Path]) -> list[dict[str, Any]]:
         if path.is_dir():
             raise UsageError(f"{path}: is a directory, expected a manifest file")
         try:
-            objects.extend(obj.to_dict() for obj in load_file(path))
+            objects.extend(load_dicts(path))
         except ManifestError as err:
             raise UsageError(str(err)) from None
     return objects

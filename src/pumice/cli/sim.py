@@ -123,6 +123,15 @@ def sim(
     compress: Annotated[float, typer.Option("--compress", help="Divide trace arrival times by this")] = 1.0,
     until: Annotated[str | None, typer.Option("--until", help="Stop at this virtual time (e.g. 1d, 90m)")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="volcano-scheduler.conf to use instead")] = None,
+    compare: Annotated[str | None, typer.Option(
+        "--compare", help="With --trace: placement policies side by side (binpack,fragmentation,default)")] = None,
+    inflate: Annotated[float, typer.Option(
+        "--inflate", help="With --compare: pods arrive until they ask this x the cluster's GPUs")] = 1.3,
+    arrival_rate: Annotated[int, typer.Option(
+        "--arrival-rate", help="With --compare: pods arriving per scheduling session")] = 20,
+    seed: Annotated[int, typer.Option("--seed", help="With --compare: seed of the pods drawn past the trace")] = 0,
+    node_limit: Annotated[int | None, typer.Option(
+        "--node-limit", help="With --compare: only the first N nodes of the trace's node list")] = None,
 ) -> None:
     """Simulate SCENARIO (or --trace) on a virtual clock and summarize jobs, queues and the cluster."""
     from pumice.sim import ScenarioError, job_rows, load_path, load_trace, run_scenario, summarize
@@ -138,6 +147,14 @@ def sim(
         stop = None if until is None else parse_duration(until)
     except ValueError as err:
         raise fail(f"--until: {err}") from None
+    if compare is not None:
+        if trace is None or trace_dir is None:
+            raise fail("--compare: needs --trace openb and --trace-dir")
+        if trace != "openb":
+            raise fail(f"--trace: unknown trace {trace!r} (known: openb)")
+        _compare(compare, trace_dir, pods, trace_nodes, limit, inflate, arrival_rate, seed, node_limit, output,
+                 report, fail)
+        return
     try:
         if trace is not None:
             if scenario is not None:
@@ -178,3 +195,47 @@ def sim(
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     render_table(console, rows, summary, sc.name)
+
+
+def _compare(policies: str, trace_dir: Path, pods: str, nodes: str, limit: int | None, inflate: float, rate: int,
+             seed: int, node_limit: int | None, output: str, report: Path | None, fail: Any) -> None:
+    """``--compare``: the policies on the same arrivals, one table (and curves in the report)."""
+    from pumice.sim import ScenarioError
+    from pumice.sim.compare import PERCENTILES, compare_policies, write_compare_report
+
+    names = [p.strip() for p in policies.split(",") if p.strip()]
+    if not names:
+        raise fail("--compare: name at least one policy")
+    console = Console(width=None if sys.stdout.isatty() else 160, stderr=output == "json")
+    try:
+        def tick(name: str, done: int, total: int) -> None:
+            if sys.stderr.isatty():
+                print(f"\r{name}: {done}/{total} pods", end="", file=sys.stderr, flush=True)
+
+        results = compare_policies(trace_dir, names, pods=pods, nodes=nodes, limit=limit, inflate=inflate,
+                                   seed=seed, rate=rate, node_limit=node_limit, progress=tick)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+    except ScenarioError as err:
+        raise fail(str(err)) from None
+    title = (f"openb {pods}: {nodes} nodes" + (f" (first {node_limit})" if node_limit else "")
+             + f", pods until {inflate:g}x the GPUs, {rate} a session"
+             + (f", first {limit} of the trace" if limit else ""))
+    if report is not None:
+        write_compare_report(results, report, title)
+    if output == "json":
+        sys.stdout.write(json.dumps({"title": title, "policies": [r.to_json() for r in results]}, indent=2) + "\n")
+        return
+    table = Table(title=f"{title}\nunallocated GPU (% of capacity) at arrived workload (% of GPU capacity)")
+    table.add_column("policy")
+    for pct in PERCENTILES:
+        table.add_column(f"{pct}%", justify="right")
+    for col in ("alloc. rate", "pods", "failed", "failed GPU pods", "seconds"):
+        table.add_column(col, justify="right")
+    for r in results:
+        cells = ["" if (v := r.unallocated_at(p)) is None else f"{v * 100:.1f}" for p in PERCENTILES]
+        table.add_row(r.name, *cells, f"{r.allocation_rate * 100:.1f}%", str(r.pods), str(r.failed),
+                      str(r.failed_gpu), f"{r.seconds:.1f}")
+    console.print(table)
+    if report is not None:
+        console.print(f"report: {report / 'index.html'}")

@@ -26,6 +26,8 @@ from typing import Annotated, Any
 
 import typer
 
+from pumice.server.connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
+
 __all__ = ["DEFAULT_PORT", "ControlPlane", "default_data_dir", "down", "read_pid_file", "up"]
 
 #: The API server's default port (the usual kube-apiserver port).
@@ -110,15 +112,18 @@ class ControlPlane:
     """Store + cluster + API server in this process; ``start()`` returns once the server listens."""
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
-                 host: str = "127.0.0.1", config: Path | None = None, discovery: Any = None) -> None:
+                 host: str = "127.0.0.1", config: Path | None = None, discovery: Any = None,
+                 limits: Any = None) -> None:
         """``config``: a ``volcano-scheduler.conf`` re-read when it changes (None: the live default, see
         ``pumice.runtime.schedconf``); ``discovery``: HyperNodes from node labels (``--discover-topology``).
-        ``start`` raises ``ConfError`` for a bad configuration file."""
+        ``start`` raises ``ConfError`` for a bad configuration file. ``limits``: the API server's
+        ``pumice.server.ConnectionLimits`` (None: the defaults)."""
         from pumice.runtime.schedconf import ConfFile
 
         self.conf_file = ConfFile(config) if config is not None else None
         self.discovery = discovery
         self.data_dir = Path(data_dir)
+        self.limits = limits
         self.port = port
         self.time_scale = time_scale
         self.host = host
@@ -136,7 +141,7 @@ class ControlPlane:
 
     def start(self) -> ControlPlane:
         from pumice.clock import to_datetime
-        from pumice.runtime import Cluster, load_admission
+        from pumice.runtime import Cluster, default_objects, load_admission
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
         from pumice.store import SqliteStore
 
@@ -147,16 +152,17 @@ class ControlPlane:
         clock = _continued_clock(self.data_dir, self.time_scale)
         self._clock = clock
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
-                            admission=load_admission())
+                            admission=load_admission(cluster=True))
         try:
             from pumice.runtime.schedconf import live_default_conf
 
             conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
             cluster = Cluster(store, clock, conf, discovery=self.discovery)
+            default_objects(store)
             token = load_or_create_token(self.data_dir)
             tls = ensure_certificates(self.data_dir)
             app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics)
-            server = ServerThread(app, host=self.host, port=self.port, tls=tls).start()
+            server = ServerThread(app, host=self.host, port=self.port, tls=tls, limits=self.limits).start()
         except BaseException:
             store.close()
             raise
@@ -308,17 +314,34 @@ def up(
         Path | None,
         typer.Option("--discover-topology", help="Label discovery config: keep HyperNodes from the Nodes' labels"),
     ] = None,
+    header_timeout: Annotated[float, typer.Option(
+        "--header-timeout", help="Seconds a client has to send a request's headers (else 408 and closed)")
+    ] = DEFAULT_HEADER_TIMEOUT,
+    idle_timeout: Annotated[float, typer.Option(
+        "--idle-timeout", help="Seconds a kept-alive connection may stay idle")] = DEFAULT_IDLE_TIMEOUT,
+    max_connections: Annotated[int, typer.Option(
+        "--max-connections", help="Open connections at most (watches included); more are answered 503")
+    ] = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
+    from pumice.server.connections import ConnectionLimits
+
     directory = (data_dir or default_data_dir()).expanduser().resolve()
     manifests = _read_manifests(filename)
     if time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         raise typer.Exit(2)
+    try:
+        limits = ConnectionLimits(header_timeout, idle_timeout, max_connections)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None
     discovery = _read_startup_files(config, discover_topology)
     if background:
         extra = [*(["--config", str(config.resolve())] if config else []),
-                 *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else [])]
+                 *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else []),
+                 "--header-timeout", str(header_timeout), "--idle-timeout", str(idle_timeout),
+                 "--max-connections", str(max_connections)]
         try:
             info = _start_background(directory, port, time_scale, extra=extra)
         except RuntimeError as err:
@@ -329,7 +352,8 @@ def up(
         _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plane = ControlPlane(directory, port=port, time_scale=time_scale, config=config, discovery=discovery)
+    plane = ControlPlane(directory, port=port, time_scale=time_scale, config=config, discovery=discovery,
+                         limits=limits)
     try:
         plane.start()
     except Exception as err:

@@ -32,6 +32,7 @@ from .gc import GarbageCollector
 from .hypernode import HyperNodeController
 from .job import COMPONENT, JobController
 from .jobflow import JobFlowController, JobTemplateController
+from .namespace import NamespaceController
 from .owned import OwnedPods
 from .podgroup import PodGroupController
 from .queue import QueueController, ensure_default_queues
@@ -42,6 +43,7 @@ from .statefulset import StatefulSetController
 __all__ = ["Controller", "ControllerManager"]
 
 MAX_ROUNDS = 50
+NAMESPACES = "namespaces"
 
 
 class Controller(Protocol):
@@ -62,7 +64,8 @@ class ControllerManager:
     ``root`` and ``default`` queues.
 
     ``kubernetes=True`` (an embedded cluster) adds what kube-controller-manager does on a real cluster:
-    Deployments, ReplicaSets, StatefulSets, batch/v1 Jobs and ResourceQuota status. Against a real API server
+    Deployments, ReplicaSets, StatefulSets, batch/v1 Jobs, ResourceQuota status and the namespace lifecycle
+    (a deleted namespace emptied, then gone). Against a real API server
     pass ``kubernetes=False``: Kubernetes' own controllers do that there (Volcano's CronJob controller stays).
     Both groups stay ``Dormant`` until an object of their kinds exists. ``discovery``: HyperNodes from node
     labels (see ``HyperNodeController``); node counts are kept either way.
@@ -96,13 +99,15 @@ class ControllerManager:
 
             self.kubernetes = Dormant(store, clock, (DEPLOYMENTS, REPLICASETS, STATEFULSETS, BATCH_JOBS,
                                                      RESOURCEQUOTAS), build)
+        #: kube-controller-manager's namespace lifecycle, dormant until a Namespace exists
+        self.namespaces = Dormant(store, clock, (NAMESPACES,), lambda: (NamespaceController(store, clock),)) \
+            if kubernetes else None
         #: PodDisruptionBudget status (embedded only), with its own pod watch once a budget exists
-        self.disruption: Dormant | None = None
-        if kubernetes:
-            self.disruption = Dormant(store, clock, (PODDISRUPTIONBUDGETS,),
-                                      lambda: (DisruptionController(store, clock),))
-        self.controllers: tuple[Controller, ...] = (*((self.kubernetes,) if self.kubernetes else ()),
-                                                    *((self.disruption,) if self.disruption else ()), *volcano)
+        self.disruption = Dormant(store, clock, (PODDISRUPTIONBUDGETS,),
+                                  lambda: (DisruptionController(store, clock),)) if kubernetes else None
+        kube: tuple[Controller, ...] = tuple(c for c in (self.kubernetes, self.namespaces, self.disruption)
+                                             if c is not None)
+        self.controllers: tuple[Controller, ...] = (*kube, *volcano)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None
         self._changes = store.change_marker  # moves with every store write

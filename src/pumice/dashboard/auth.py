@@ -28,11 +28,11 @@ def _same(a: str, b: str) -> bool:
 
 
 def bearer(request: HTTPConnection) -> str | None:
-    """The token of an ``Authorization: Bearer <token>`` header, if any."""
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not credentials.strip():
-        return None
-    return credentials.strip()
+    """The token of an ``Authorization: Bearer <token>`` header, if any (read as the API server reads it)."""
+    from pumice.server.auth import bearer_token
+
+    token = bearer_token(request.headers.get("authorization", "").encode())
+    return None if token is None else token.decode("utf-8", "replace")
 
 
 def authorized(request: HTTPConnection, token: str | None) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pumice.api.gpus import GPUSHARE, MILLI, assigned_ids, gpu_request, node_gpus
 from pumice.clock import Clock, rfc3339
 from pumice.store import (
     Gone,
@@ -47,6 +48,8 @@ class _Running:
     node: str
     pod: dict[str, Any]
     end: float | None
+    #: (GPU index, amount) it holds on its node (milli, or MiB for Volcano's gpushare).
+    gpus: tuple[tuple[int, float], ...] = ()
 
 
 def _key(obj: dict[str, Any]) -> str:
@@ -86,6 +89,8 @@ class SimulatedKubelet:
         self._failed: set[str] = set()
         self._running: dict[str, _Running] = {}
         self._by_node: dict[str, set[str]] = {}
+        #: node -> GPU index -> amount held by the pods running there (per-GPU accounting, as a device plugin).
+        self._gpu_used: dict[str, dict[int, float]] = {}
         self._waiting: dict[str, dict[str, dict[str, Any]]] = {}  # node not (yet) known -> its bound pods
         self._timers: list[tuple[float, int, str, str]] = []
         self._seq = itertools.count()
@@ -105,6 +110,28 @@ class SimulatedKubelet:
         if node is not None:
             return sorted(self._by_node.get(node, ()))
         return sorted(self._running)
+
+    def gpu_used(self, node: str) -> dict[int, float]:
+        """GPU index -> what the pods running on ``node`` hold of it (milli, or MiB for gpushare)."""
+        return dict(self._gpu_used.get(node, {}))
+
+    def _gpu_claim(self, node: str, pod: dict[str, Any]) -> tuple[tuple[tuple[int, float], ...], str]:
+        """(GPU index, amount) the pod's ``volcano.sh/gpu-index`` claims, and why they cannot be had ("" if
+        they can): a GPU the node does not have, or more than it holds."""
+        req = gpu_request(pod)
+        ids = assigned_ids(pod)
+        if req is None or ids is None or req.family not in (MILLI, GPUSHARE):
+            return (), ""
+        _, gpus = node_gpus(self._nodes[node])
+        claim = tuple((g, gpus[g][0] if req.whole else req.share) for g in ids if 0 <= g < len(gpus))
+        if len(claim) != len(ids):
+            return (), f"GPU index {ids} is not on node {node}"
+        used = self._gpu_used.get(node, {})
+        for g, amount in claim:
+            if used.get(g, 0.0) + amount > gpus[g][0] + 1e-6:
+                return (), (f"GPU {g} of node {node} holds {used.get(g, 0.0):g} of {gpus[g][0]:g}: "
+                            f"no room for {amount:g} more")
+        return claim, ""
 
     def sync(self) -> bool:
         """Apply store events and fire due timers until quiet; True if anything was written."""
@@ -288,8 +315,11 @@ class SimulatedKubelet:
         ts = self._timestamp(now)
         if node in self._failed:
             return bool(self._kill(key, pod, ts))
+        claim, refused = self._gpu_claim(node, pod)
         if phase == "Running":  # started before this kubelet looked: keep its clock
             start = _since(pod, now)
+        elif refused:  # the device plugin's admission refuses it, as a kubelet does
+            return bool(self._kill(key, pod, ts, reason="UnexpectedAdmissionError", message=refused))
         else:
             start = now
             ns, name = key.split("/", 1)
@@ -304,8 +334,12 @@ class SimulatedKubelet:
             log.warning("pod %s: %s; it runs until deleted", key, err)
             duration = None
         end = None if duration is None else start + duration
-        self._running[key] = _Running(uid, node, pod, end)
+        self._running[key] = _Running(uid, node, pod, end, claim)
         self._by_node.setdefault(node, set()).add(key)
+        if claim:
+            used = self._gpu_used.setdefault(node, {})
+            for g, amount in claim:
+                used[g] = used.get(g, 0.0) + amount
         if end is not None:
             heapq.heappush(self._timers, (end, next(self._seq), key, uid))
         return True
@@ -328,12 +362,12 @@ class SimulatedKubelet:
             fired = True
         return fired
 
-    def _kill(self, key: str, pod: dict[str, Any], ts: str, reason: str = "NodeFailure") -> int:
+    def _kill(self, key: str, pod: dict[str, Any], ts: str, reason: str = "NodeFailure",
+              message: str = "the node running this pod failed") -> int:
         self._forget(key)
         ns, name = key.split("/", 1)
         with contextlib.suppress(StoreError):
-            self.store.patch("pods", ns, name, pod_failed_patch(pod, ts, reason, "the node running this pod failed"),
-                             subresource="status")
+            self.store.patch("pods", ns, name, pod_failed_patch(pod, ts, reason, message), subresource="status")
             return 1
         return 0
 
@@ -343,6 +377,10 @@ class SimulatedKubelet:
             pods = self._by_node.get(run.node)
             if pods is not None:
                 pods.discard(key)
+            used = self._gpu_used.get(run.node)
+            for g, amount in run.gpus:
+                if used is not None:
+                    used[g] -= amount
 
 
 def _since(pod: dict[str, Any], now: float) -> float:

@@ -7,16 +7,19 @@ store admission hook; ``resource_for`` maps a manifest's kind to its store resou
 from .cluster import MAX_ROUNDS, Cluster
 from .demand import Demand
 from .wiring import (
+    DEFAULT_NAMESPACES,
     admitted_deletes,
     admitted_resources,
     admitted_updates,
     attach_admission,
+    default_objects,
     default_queues,
     load_admission,
     resource_for,
 )
 
 __all__ = [
+    "DEFAULT_NAMESPACES",
     "MAX_ROUNDS",
     "Cluster",
     "Demand",
@@ -24,6 +27,7 @@ __all__ = [
     "admitted_resources",
     "admitted_updates",
     "attach_admission",
+    "default_objects",
     "default_queues",
     "load_admission",
     "resource_for",

@@ -20,17 +20,17 @@ import os
 from pathlib import Path
 
 from pumice.scheduler import ConfError, SchedulerConf, load_conf
-from pumice.scheduler.conf import DEFAULT_CONF
+from pumice.scheduler.conf import PUMICE_DEFAULT_CONF
 
 __all__ = ["LIVE_DEFAULT_CONF", "ConfFile", "live_default_conf"]
 
 log = logging.getLogger("pumice.config")
 
-LIVE_DEFAULT_CONF = DEFAULT_CONF + "  - name: network-topology-aware\n"
+LIVE_DEFAULT_CONF = PUMICE_DEFAULT_CONF + "  - name: network-topology-aware\n"
 
 
 def live_default_conf() -> SchedulerConf:
-    """Volcano's default configuration with ``network-topology-aware`` in its last tier (see the module doc)."""
+    """pumice's default configuration with ``network-topology-aware`` in its last tier (see the module doc)."""
     return load_conf(LIVE_DEFAULT_CONF, source="pumice's live default")
 
 

@@ -7,13 +7,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from pumice.admission import ADMITTED_DELETES, ADMITTED_RESOURCES, ADMITTED_UPDATES, Admission
+from pumice.admission.hook import SYSTEM_PRIORITY_CLASSES
 from pumice.store import DEFAULT_RESOURCES, AlreadyExists, ResourceInfo, ResourceRegistry, Store
 
 __all__ = [
+    "DEFAULT_NAMESPACES",
     "admitted_deletes",
     "admitted_resources",
     "admitted_updates",
     "attach_admission",
+    "default_objects",
     "default_queues",
     "load_admission",
     "resource_for",
@@ -22,30 +25,34 @@ __all__ = [
 _BUILT_IN = ResourceRegistry(DEFAULT_RESOURCES)
 
 
-def load_admission() -> Admission:
-    """A fresh ``pumice.admission.Admission`` hook (Volcano's webhooks and kube-apiserver's checks).
+def load_admission(*, cluster: bool = False) -> Admission:
+    """A fresh ``pumice.admission.Admission`` hook (Kubernetes' validation and kube-apiserver's checks, Volcano's
+    webhooks). ``cluster``: also the admission plugins of a real cluster that read other objects, as ``pumice up``
+    runs them: objects in a namespace that exists and is not being deleted, pod priorities from their
+    PriorityClass, service addresses (see ``Admission``); ``default_objects`` creates the namespaces and classes
+    they need.
 
     It declares the writes it vets itself (``resources``, ``updates``, ``deletes``: see ``admitted_*``), the
     custom resources joining as their CRDs are admitted. The hook reads the store it guards: ``Cluster``
     attaches it to its store (``hook.attach(store)``).
     """
-    return Admission()
+    return Admission(cluster=cluster)
 
 
 def admitted_resources() -> frozenset[str]:
-    """What the admission hook vets (see ``pumice.admission``): main-resource writes of Volcano's kinds (JobFlows
-    and JobTemplates too), the workloads, RBAC objects, CRDs (and the custom resources they define), and pod
-    creations.
+    """What the admission hook vets (see ``pumice.admission``): every main-resource write (Kubernetes' validation
+    of every kind; Volcano's webhooks; workloads' defaults; CRDs and the custom resources they define), and nodes'
+    status writes.
 
-    Declared to the store as the hook's ``resources``, so that every other write (every status write and
-    binding, pod updates) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
+    Declared to the store as the hook's ``resources``, so that every other write (the kubelets' and controllers'
+    status writes, bindings) skips the hook and the copies made for it; ``tests/sim/test_runtime.py`` checks that
     the hook indeed leaves those writes alone.
     """
     return frozenset(ADMITTED_RESOURCES)
 
 
 def admitted_updates() -> frozenset[str]:
-    """The updates the admission hook vets: those of ``admitted_resources()`` but pods."""
+    """The updates the admission hook vets: those of ``admitted_resources()``."""
     return frozenset(ADMITTED_UPDATES)
 
 
@@ -79,6 +86,24 @@ def resource_for(obj: Mapping[str, Any], store: Store | None = None) -> Resource
             if info is not None:
                 return info
     raise KeyError(f'no matches for kind "{kind}" in version "{api_version}"')
+
+
+#: The namespaces a Kubernetes cluster starts with.
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def default_objects(store: Store) -> None:
+    """Create the namespaces and the system priority classes a cluster starts with (those missing)."""
+    for name in DEFAULT_NAMESPACES:
+        with contextlib.suppress(AlreadyExists):
+            store.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name},
+                                        "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+    for name, value in SYSTEM_PRIORITY_CLASSES.items():
+        with contextlib.suppress(AlreadyExists):
+            store.create("priorityclasses.scheduling.k8s.io", {
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                "value": value, "preemptionPolicy": "PreemptLowerPriority",
+                "description": "A system priority class, as every cluster has."})
 
 
 def default_queues(store: Store) -> None:

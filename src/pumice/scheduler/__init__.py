@@ -54,13 +54,14 @@ def run_session(
     *,
     revert: bool = False,
     now: float | None = None,
-    on_bind: Callable[[str, str], None] | None = None,
+    on_bind: Callable[[str, str, dict[str, str] | None], None] | None = None,
 ) -> SessionOutcome:
     """Run exactly one scheduling session and say what it decided.
 
     With ``revert`` the state is left as the store will see it once the decisions are written:
     committed binds and evictions stay, anything uncommitted is undone (for long-lived caches).
-    ``on_bind(pod key, node)`` is called as each bind is committed, during the session (a committed bind is
+    ``on_bind(pod key, node, annotations to write first or None)`` is called as each bind is committed,
+    during the session (a committed bind is
     final), so that a caller can send it at once, as Volcano dispatches binds on commit.
     """
     conf = conf or default_conf()

@@ -50,6 +50,16 @@ tiers:
   - name: binpack
 """
 
+#: pumice's default (``pumice up``, ``pumice run``, ``pumice sim`` and ``pumice schedule`` without
+#: ``--config``): Volcano's shipped configuration with queue weights that hold under contention —
+#: enqueue admits by weighted share and allocate leaves nothing idle while jobs wait (proportion's
+#: ``weightedAdmission`` and ``workConserving``, pumice's own arguments; a deliberate difference from
+#: Volcano listed in the README). A configuration given explicitly is used as written.
+PUMICE_DEFAULT_CONF = DEFAULT_CONF.replace(
+    "  - name: proportion\n",
+    "  - name: proportion\n    arguments: {weightedAdmission: true, workConserving: true}\n",
+)
+
 
 class ConfError(ValueError):
     """A scheduler configuration that Volcano would refuse."""
@@ -176,4 +186,5 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
 
 
 def default_conf() -> SchedulerConf:
-    return parse_conf(DEFAULT_CONF, source="built-in default")
+    """pumice's default configuration (``PUMICE_DEFAULT_CONF``)."""
+    return parse_conf(PUMICE_DEFAULT_CONF, source="built-in default")

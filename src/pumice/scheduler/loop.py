@@ -173,10 +173,13 @@ class SchedulerLoop:
         return outcome
 
     # --- write-back ---------------------------------------------------------------------------
-    def _bind(self, pod: str, node: str) -> None:
-        """Send one bind now; remembered (True: sent, False: refused) so that the write-back skips it."""
+    def _bind(self, pod: str, node: str, annotations: dict[str, str] | None = None) -> None:
+        """Send one bind now (after the annotations a plugin asked for); remembered (True: sent, False:
+        refused) so that the write-back skips it."""
         ns, name = pod.split("/", 1)
         try:
+            if annotations:
+                self.store.patch("pods", ns, name, {"metadata": {"annotations": annotations}}, copy=False)
             self.store.bind(ns, name, node, copy=False)
         except StoreError:  # deleted or bound meanwhile: take the store's word for it
             self._dispatched[pod] = False
@@ -215,6 +218,9 @@ class SchedulerLoop:
             if sent is None:
                 ns, name = bound.split("/", 1)
                 try:
+                    annotations = outcome.pod_annotations.get(bound)
+                    if annotations:
+                        store.patch("pods", ns, name, {"metadata": {"annotations": annotations}}, copy=False)
                     store.bind(ns, name, node, copy=False)
                     sent = True
                 except StoreError:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 import numpy as np
 
 from pumice.api.quantity import int_value
+from pumice.scheduler.gpus import VGPU, GpuRequest, GpuSlots, assigned_ids, assigned_vgpu, gpu_request
 from pumice.scheduler.resources import ResourceSpace
 
 if TYPE_CHECKING:
@@ -83,11 +84,16 @@ class TaskInfo:
     anti_affinity: bool = False
     #: What the task adds to its node's row when it runs there: resreq, non-zero cpu/memory, one pod.
     row: np.ndarray = None  # type: ignore[assignment]
+    #: What it asks of single GPUs (``pumice.scheduler.gpus``), or None; parsed with the requests.
+    gpu: GpuRequest | None = None
+    #: The GPUs of its node it holds while placed (slot indices), or None.
+    gpu_ids: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
         if self.row is not None:
             return  # derived fields handed over from an earlier parse of the same pod
+        self.gpu = gpu_request(self.pod)
         self.best_effort = not bool((self.init_resreq > 0).any())
         affinity = (self.pod.get("spec") or {}).get("affinity")
         self.anti_affinity = bool(affinity and (affinity.get("podAntiAffinity") or {})
@@ -98,7 +104,7 @@ class TaskInfo:
     def derived(self) -> dict[str, Any]:
         """What ``__post_init__`` works out from the requests (to hand to a re-made TaskInfo)."""
         return {"best_effort": self.best_effort, "anti_affinity": self.anti_affinity, "row": self.row,
-                "requested": self.requested}
+                "requested": self.requested, "gpu": self.gpu}
 
 
 @dataclass(eq=False)
@@ -422,6 +428,8 @@ class NodeTable:
         #: for the table's life by whoever computes them (see :class:`NodeMemo`).
         self.memo = NodeMemo()
         self.any_taints = any(self.taints)
+        #: Every GPU of every node (per-GPU slots; empty when no node has GPUs).
+        self.gpus = GpuSlots(nodes)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -454,6 +462,8 @@ class NodeTable:
                 self.releasing_tasks += 1
         self.tasks[j][task.uid] = task
         self.anti_affinity_tasks += task.anti_affinity
+        if task.gpu is not None:
+            self._add_gpus(j, task)
         self.changes.append(j)
         self.changed_at[j] = len(self.changes)
 
@@ -470,9 +480,28 @@ class NodeTable:
                 self.releasing_tasks -= 1
         self.tasks[j].pop(task.uid, None)
         self.anti_affinity_tasks -= task.anti_affinity
+        if task.gpu is not None and task.gpu_ids:
+            self.gpus.remove(j, task.gpu, task.gpu_ids, float(task.resreq[0]))
         self.freed += 1
         self.changes.append(j)
         self.changed_at[j] = len(self.changes)
+
+    def _add_gpus(self, j: int, task: TaskInfo) -> None:
+        """Account the task's GPUs on node ``j``: the ones its annotations name, else the ones the
+        slots' policy chooses (a placement by the scheduler)."""
+        req = task.gpu
+        gpus = self.gpus
+        if req is None or gpus.family[j] != req.family:
+            return
+        ids = task.gpu_ids
+        if ids is None:
+            ids = (gpus.vgpu_ids_of(j, assigned_vgpu(task.pod)) or None) if req.family == VGPU \
+                else assigned_ids(task.pod)
+            if ids is None:
+                ids = gpus.choose(req, j)
+            task.gpu_ids = ids
+        if ids:
+            gpus.add(j, req, ids, float(task.resreq[0]))
 
     def changed_since(self, cursor: int) -> np.ndarray:
         """Indices (ascending) of the nodes whose rows changed after ``cursor`` entries of the log."""

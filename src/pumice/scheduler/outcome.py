@@ -85,6 +85,8 @@ class SessionOutcome:
     #: Pending pods of the session's jobs and why each did not get a node (PodScheduled=False message).
     pending_pods: dict[str, str] = field(default_factory=dict)
     orphan_pods: list[str] = field(default_factory=list)
+    #: Annotations to write on a pod before its bind (deviceshare's GPU assignment), by pod key.
+    pod_annotations: dict[str, dict[str, str]] = field(default_factory=dict)
     #: Timings and figures for the metrics (``run_session`` fills it in).
     stats: SessionStats | None = None
 
@@ -97,6 +99,8 @@ class SessionOutcome:
         }
         if self.node_scores:
             out["node_scores"] = self.node_scores
+        if self.pod_annotations:
+            out["pod_annotations"] = self.pod_annotations
         hypernodes = {j.key: j.hypernode for j in self.jobs if j.hypernode}
         if hypernodes:
             out["hypernodes"] = hypernodes
@@ -224,4 +228,5 @@ def summarize(ssn: Session) -> SessionOutcome:
         binds=dict(ssn.binds), evictions=list(ssn.evictions), pipelined=pipelined,
         podgroups=podgroups, jobs=jobs, queue_allocated=allocated, orphan_pods=ssn.state.orphan_pods,
         pending_pods=pending_pods,
+        pod_annotations={k: v for k, v in ssn.bind_annotations.items() if k in ssn.binds},
     )

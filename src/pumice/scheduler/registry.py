@@ -17,8 +17,10 @@ from pumice.scheduler.plugins.binpack import BinpackPlugin
 from pumice.scheduler.plugins.capacity import CapacityPlugin
 from pumice.scheduler.plugins.cdp import CdpPlugin
 from pumice.scheduler.plugins.conformance import ConformancePlugin
+from pumice.scheduler.plugins.deviceshare import DeviceSharePlugin
 from pumice.scheduler.plugins.drf import DrfPlugin
 from pumice.scheduler.plugins.extender import ExtenderPlugin
+from pumice.scheduler.plugins.fragmentation import FragmentationPlugin
 from pumice.scheduler.plugins.gang import GangPlugin
 from pumice.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from pumice.scheduler.plugins.nodegroup import NodeGroupPlugin
@@ -53,6 +55,8 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     ResourceQuotaPlugin,
     TdmPlugin,
     CdpPlugin,
+    DeviceSharePlugin,
+    FragmentationPlugin,
     PdbPlugin,
     ReschedulingPlugin,
     TaskTopologyPlugin,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pumice.api.gpus import NOUSE_GPU_TYPE, USE_GPU_TYPE
 from pumice.api.group_name import group_key
 from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, Shape, TaskInfo, TaskStatus
 from pumice.scheduler.resources import CPU, DEFAULT_MEMORY, DEFAULT_MILLI_CPU, MEMORY, ResourceSpace
@@ -341,9 +342,10 @@ class ParsedPod:
 
 
 def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: JobInfo | None,
-              parsed: dict[str, ParsedPod] | None = None) -> TaskInfo:
+              parsed: dict[str, ParsedPod] | None = None, alike: dict[str, ParsedPod] | None = None) -> TaskInfo:
     """A TaskInfo for ``pod``; ``parsed`` (uid -> earlier parse) lets a live cache skip re-parsing
-    requests and shape when an event changed only the pod's status or node."""
+    requests and shape when an event changed only the pod's status or node; ``alike`` (the text of
+    those parts -> their parse) lets a snapshot parse the replicas of one task once."""
     meta = _meta(pod)
     spec = pod.get("spec") or {}
     ns: str = meta.get("namespace") or "default"
@@ -351,10 +353,16 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
     uid: str = meta.get("uid") or f"{ns}-{name}"
     ann = meta.get("annotations") or {}
     extra = shape_extra(job.queue if job is not None else "", ann)
-    fields = (*_scheduling_fields(spec), *extra) if parsed is not None else None
+    fields = (*_scheduling_fields(spec), *extra) if parsed is not None or alike is not None else None
     hit = parsed.get(uid) if parsed is not None else None
     derived: dict[str, Any] = {}
-    if hit is not None and hit.fields == fields and hit.labels == (meta.get("labels") or {}):
+    content = ""
+    if alike is not None:  # the shape's parts (labels count only with an affinity: ShapeTable.key) and the
+        # annotations a GPU request reads (TaskInfo.gpu)
+        content = repr((ns, fields, (meta.get("labels") or None) if spec.get("affinity") else None,
+                        ann.get(USE_GPU_TYPE), ann.get(NOUSE_GPU_TYPE)))
+        hit = alike.get(content)
+    if hit is not None and (alike is not None or (hit.fields == fields and hit.labels == (meta.get("labels") or {}))):
         resreq, init, nonzero, shape, derived = hit.resreq, hit.init_resreq, hit.nonzero, hit.shape, hit.derived
     else:
         resreq, init, nonzero = pod_requests(space, pod)
@@ -386,8 +394,12 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
         nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
         **derived,
     )
-    if parsed is not None and fields is not None and not derived:
-        parsed[uid] = ParsedPod(fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
+    if fields is not None and not derived:
+        got = ParsedPod(fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
+        if parsed is not None:
+            parsed[uid] = got
+        if alike is not None:
+            alike[content] = got
     return task
 
 
@@ -426,10 +438,11 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
     queues = {q.name: q for q in map(make_queue, catalog.queues)}
     jobs = {j.uid: j for j in (make_job(space, pg, catalog) for pg in catalog.groups)}
     orphans: list[str] = []
+    alike: dict[str, ParsedPod] = {}
     for pod in catalog.pods:
         ours = is_ours(pod, scheduler_names)
         group = group_key(pod) if ours else ""
-        task = make_task(space, pod, catalog, jobs.get(group) if group else None)
+        task = make_task(space, pod, catalog, jobs.get(group) if group else None, alike=alike)
         place_task(table, task)
         if task.job is None and ours and task.status == TaskStatus.PENDING:
             orphans.append(task.key)

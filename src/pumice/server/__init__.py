@@ -6,6 +6,7 @@
 
 from .app import DEFAULT_BOOKMARK_INTERVAL, DEFAULT_WATCH_TIMEOUT, create_app
 from .auth import BearerTokenAuth, load_or_create_token, write_kubeconfig
+from .connections import ConnectionLimits
 from .patch import apply_strategic_merge_patch
 from .resources import ApiResource, ResourceIndex
 from .runner import ServerThread, free_port
@@ -17,6 +18,7 @@ __all__ = [
     "DEFAULT_WATCH_TIMEOUT",
     "ApiResource",
     "BearerTokenAuth",
+    "ConnectionLimits",
     "ResourceIndex",
     "ServerThread",
     "TlsFiles",

@@ -25,6 +25,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
+from pumice.admission.crds import custom_schema
+from pumice.api.validation import volcano_schema
 from pumice.clock import rfc3339
 from pumice.store import (
     DEFAULT_RESOURCES,
@@ -32,11 +34,13 @@ from pumice.store import (
     BadRequest,
     Conflict,
     NotFound,
+    ResourceRegistry,
     Store,
     StoreError,
 )
 
 from . import discovery
+from .access import REVIEW_GROUPS, answer_review, review_discovery
 from .auth import BearerTokenAuth
 from .logs import pod_log
 from .managed import FieldConflict, apply_configuration, manager_of, record_update
@@ -45,6 +49,7 @@ from .paging import ListPager
 from .patch import apply_strategic_merge_patch
 from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
 from .resources import ApiResource, ResourceIndex
+from .strategy import prepare_for_create
 from .tables import partial_metadata, table_for, wants_metadata, wants_table
 from .watch import error_event, stream_events
 
@@ -114,9 +119,24 @@ class _Api:
         infos = DEFAULT_RESOURCES if registry is None else tuple(registry[name] for name in registry)
         self._indexed = getattr(registry, "generation", None)
         index = ResourceIndex(infos)
-        self._openapi = openapi_v2(index)
+        self._openapi = openapi_v2(index, self._schema_of)
         self._openapi_pb = openapi_v2_protobuf(self._openapi)
+        self._openapi_v3: dict[tuple[str, str], dict[str, Any] | None] = {}
         return index
+
+    def _schema_of(self, api_version: str, kind: str) -> dict[str, Any] | None:
+        """A custom kind's schema: Volcano's (``pumice crds``), or the one its CustomResourceDefinition gives."""
+        schema = volcano_schema(api_version, kind)
+        if schema is not None:
+            return schema
+        registry = getattr(self.store, "resources", None)
+        info = registry.for_type(api_version, kind) if isinstance(registry, ResourceRegistry) else None
+        if info is None or not info.custom:
+            return None
+        try:
+            return custom_schema(self.store, info, api_version)
+        except StoreError:
+            return None
 
     @property
     def index(self) -> ResourceIndex:
@@ -138,17 +158,31 @@ class _Api:
         return _Json(discovery.api_versions(host))
 
     async def apis(self, request: Request) -> Response:
-        return _Json(discovery.api_group_list(self.index))
+        doc = discovery.api_group_list(self.index)
+        for name, versions in REVIEW_GROUPS.items():
+            entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+            doc["groups"].append({"name": name, "versions": entries, "preferredVersion": entries[0]})
+        return _Json(doc)
 
     async def core_resources(self, request: Request) -> Response:
         return _Json(discovery.api_resource_list(self.index, "", "v1"))
 
     async def group(self, request: Request) -> Response:
-        doc = discovery.api_group(self.index, request.path_params["group"])
+        name = request.path_params["group"]
+        if name in REVIEW_GROUPS:
+            entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in REVIEW_GROUPS[name]]
+            return _Json({"kind": "APIGroup", "apiVersion": "v1", "name": name, "versions": entries,
+                          "preferredVersion": entries[0]})
+        doc = discovery.api_group(self.index, name)
         return _not_found() if doc is None else _Json(doc)
 
     async def group_resources(self, request: Request) -> Response:
-        doc = discovery.api_resource_list(self.index, request.path_params["group"], request.path_params["version"])
+        group, version = request.path_params["group"], request.path_params["version"]
+        reviews = review_discovery(group, version)
+        if reviews is not None:
+            return _Json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}",
+                          "resources": reviews})
+        doc = discovery.api_resource_list(self.index, group, version)
         return _not_found() if doc is None else _Json(doc)
 
     async def openapi(self, request: Request) -> Response:
@@ -162,7 +196,10 @@ class _Api:
 
     async def openapi_v3_group(self, request: Request) -> Response:
         p = request.path_params
-        doc = openapi_v3_document(self.index, p.get("group", ""), p["version"])
+        index, key = self.index, (p.get("group", ""), p["version"])
+        if key not in self._openapi_v3:
+            self._openapi_v3[key] = openapi_v3_document(index, key[0], key[1], self._schema_of)
+        doc = self._openapi_v3[key]
         return _not_found() if doc is None else _Json(doc)
 
     # --- resources ----------------------------------------------------------------------------------------
@@ -190,7 +227,22 @@ class _Api:
 
     async def grouped(self, request: Request) -> Response:
         p = request.path_params
+        if p["group"] in REVIEW_GROUPS:
+            return await self._review(request, p["group"], p["version"], p["rest"])
         return await self._dispatch(request, p["group"], p["version"], p["rest"])
+
+    async def _review(self, request: Request, group: str, version: str, rest: str) -> Response:
+        """``kubectl auth can-i`` / ``whoami``: a review is created and answered, never stored (see ``access``)."""
+        segs = rest.strip("/").split("/")
+        plural = segs[2] if len(segs) == 3 and segs[0] == "namespaces" else segs[0] if len(segs) == 1 else ""
+        if request.method != "POST" or review_discovery(group, version) is None:
+            return _not_found() if review_discovery(group, version) is None else _method_not_allowed(request.method)
+        try:
+            body = await self._body(request)
+        except StoreError as err:
+            return _error(err)
+        answer = answer_review(group, version, plural, body)
+        return _not_found() if answer is None else _Json(answer, status_code=201)
 
     async def _dispatch(self, request: Request, group: str, version: str, rest: str) -> Response:
         target = self._target(group, version, rest)
@@ -333,7 +385,11 @@ class _Api:
 
     # writes
 
-    async def _write(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    async def _write(self, fn: Callable[..., Any], *args: Any, dry_run: bool = False, **kwargs: Any) -> Any:
+        """Run a store write in a worker thread; a dry run (``?dryRun=All``) goes through admission and
+        validation in a batch that is rolled back, so nothing is stored and no watch sees it."""
+        if dry_run:
+            return await run_in_threadpool(_dry_run, self.store, fn, *args, **kwargs)
         result = await run_in_threadpool(fn, *args, **kwargs)
         if self.on_change is not None:
             self.on_change()
@@ -358,12 +414,15 @@ class _Api:
         except (ValueError, yaml.YAMLError) as exc:
             raise BadRequest(f"the request body is not valid JSON: {exc}") from None
 
-    def _check_dry_run(self, request: Request) -> None:
-        if request.query_params.get("dryRun"):
-            raise BadRequest("dryRun is not supported by this server")
+    def _dry_run(self, request: Request) -> bool:
+        """Whether the request is a dry run (``dryRun=All``; any other value is refused, as kube-apiserver does)."""
+        values = request.query_params.getlist("dryRun")
+        return _dry_run_values(values)
 
     def _fit_namespace(self, target: _Target, obj: dict[str, Any]) -> None:
-        meta = obj.setdefault("metadata", {})
+        if obj.get("metadata") is None:
+            obj["metadata"] = {}  # null is no metadata, as kube-apiserver reads it
+        meta = obj["metadata"]
         if not isinstance(meta, dict):
             raise BadRequest("metadata must be an object")
         if target.resource.namespaced:
@@ -378,17 +437,18 @@ class _Api:
     async def _create(self, request: Request, target: _Target) -> Response:
         if target.resource.namespaced and target.namespace is None:
             return _method_not_allowed("POST")
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         body = await self._body(request)
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         self._fit_namespace(target, body)
+        prepare_for_create(target.resource, body)
         record_update(None, body, self._manager(request), rfc3339(self.now()), builtin=target.resource.strategic)
-        created = await self._write(self.store.create, target.resource.store_name, body)
+        created = await self._write(self.store.create, target.resource.store_name, body, dry_run=dry)
         return _Json(_as_version(target.resource, created), status_code=201)
 
     async def _update(self, request: Request, target: _Target) -> Response:
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         body = await self._body(request)
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
@@ -407,19 +467,19 @@ class _Api:
             record_update(current, body, manager, now, builtin=r.strategic, subresource=target.sub)
             return self.store.update(r.store_name, body, subresource=target.sub)
 
-        updated = await self._write(update)
+        updated = await self._write(update, dry_run=dry)
         return _Json(_as_version(r, updated))
 
     async def _patch(self, request: Request, target: _Target) -> Response:
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         ctype = (request.headers.get("content-type") or "").split(";")[0].strip()
         r = target.resource
         if ctype == _STRATEGIC and r.strategic:
             body = await self._body(request)
-            result = await self._write(self._strategic, target, body, self._manager(request))
+            result = await self._write(self._strategic, target, body, self._manager(request), dry_run=dry)
             return _Json(_as_version(r, result))
         if ctype == _APPLY and target.sub is None:
-            return await self._apply(request, target)
+            return await self._apply(request, target, dry)
         if ctype not in (_MERGE, _JSON_PATCH):
             accepted = [_JSON_PATCH, _MERGE] + ([_STRATEGIC] if r.strategic else [])
             return _status(415, "UnsupportedMediaType",
@@ -428,13 +488,13 @@ class _Api:
         body = await self._body(request)
         kind = "merge" if ctype == _MERGE else "json"
         patched = await self._write(self.store.patch, r.store_name, target.namespace, target.name, body,
-                                    patch_type=kind, subresource=target.sub)
+                                    patch_type=kind, subresource=target.sub, dry_run=dry)
         return _Json(_as_version(r, patched))
 
     def _manager(self, request: Request) -> str:
         return manager_of(request.query_params.get("fieldManager"), request.headers.get("user-agent"))
 
-    async def _apply(self, request: Request, target: _Target) -> Response:
+    async def _apply(self, request: Request, target: _Target, dry: bool = False) -> Response:
         """Server-side apply (see ``managed``): 201 when it created the object."""
         q = request.query_params
         if not q.get("fieldManager"):
@@ -476,7 +536,7 @@ class _Api:
                     continue
             raise Conflict(f'{r.store_name} "{target.name}" keeps changing: server-side apply gave up')
 
-        result, created = await self._write(apply)
+        result, created = await self._write(apply, dry_run=dry)
         return _Json(_as_version(r, result), status_code=201 if created else 200)
 
     def _strategic(self, target: _Target, patch: Any, manager: str = "unknown") -> dict[str, Any]:
@@ -502,7 +562,7 @@ class _Api:
         raise Conflict(f'{r.store_name} "{target.name}" keeps changing: strategic merge patch gave up')
 
     async def _delete(self, request: Request, target: _Target) -> Response:
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         raw = await request.body()
         rv = None
         uid = None
@@ -518,7 +578,8 @@ class _Api:
             if not isinstance(options, dict):
                 raise BadRequest("DeleteOptions must be an object")
             if options.get("dryRun"):
-                raise BadRequest("dryRun is not supported by this server")
+                given = options["dryRun"]
+                dry = _dry_run_values(given if isinstance(given, list) else [given]) or dry
             pre = options.get("preconditions") or {}
             rv = pre.get("resourceVersion")
             uid = pre.get("uid")
@@ -530,11 +591,11 @@ class _Api:
                 raise Conflict(f"Precondition failed: UID in precondition: {uid}, "
                                f"UID in object meta: {current['metadata'].get('uid')}")
         deleted = await self._write(self.store.delete, r.store_name, target.namespace, target.name,
-                                    resource_version=rv)
+                                    resource_version=rv, dry_run=dry)
         return _Json(_as_version(r, deleted))
 
     async def _delete_collection(self, request: Request, target: _Target) -> Response:
-        self._check_dry_run(request)
+        dry = self._dry_run(request)
         q = request.query_params
         r = target.resource
         items, _ = self.store.list(r.store_name, target.namespace, label_selector=q.get("labelSelector") or None,
@@ -550,7 +611,7 @@ class _Api:
                     continue
             return out
 
-        deleted = await self._write(delete_all)
+        deleted = await self._write(delete_all, dry_run=dry)
         return _Json({"kind": f"{r.kind}List", "apiVersion": r.group_version,
                       "metadata": {"resourceVersion": self.store.resource_version}, "items": deleted})
 
@@ -567,6 +628,30 @@ class _Api:
         await self._write(self.store.bind, target.namespace, target.name, node)
         return _Json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
                      status_code=201)
+
+
+class _Undo(Exception):
+    """Not an error: how a dry run's batch is rolled back, carrying its result."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__("dry run")
+        self.result = result
+
+
+def _dry_run(store: Store, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` inside a store batch that is then rolled back: its answer, nothing stored."""
+    try:
+        with store.batch():  # type: ignore[attr-defined]
+            raise _Undo(fn(*args, **kwargs))
+    except _Undo as undo:
+        return undo.result
+
+
+def _dry_run_values(values: list[Any]) -> bool:
+    for value in values:
+        if value != "All":
+            raise BadRequest(f'unsupported dry run value "{value}"; only "All" is supported')
+    return bool(values)
 
 
 def _as_version(resource: ApiResource, obj: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,14 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["OPEN_PATHS", "BearerTokenAuth", "load_or_create_token", "unauthorized_status", "write_kubeconfig"]
+__all__ = [
+    "OPEN_PATHS",
+    "BearerTokenAuth",
+    "bearer_token",
+    "load_or_create_token",
+    "unauthorized_status",
+    "write_kubeconfig",
+]
 
 OPEN_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
 
@@ -76,12 +83,21 @@ def unauthorized_status() -> dict[str, Any]:
             "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
 
 
+def bearer_token(header: bytes) -> bytes | None:
+    """The token of an ``Authorization`` header value, as kube-apiserver reads it: the scheme is
+    case-insensitive (RFC 7235), the token is the next space-separated part, and must not be empty."""
+    parts = header.strip().split(b" ", 2)
+    if len(parts) < 2 or parts[0].lower() != b"bearer" or not parts[1]:
+        return None
+    return parts[1]
+
+
 class BearerTokenAuth:
     """ASGI middleware: HTTP requests need ``Authorization: Bearer <token>`` (except ``OPEN_PATHS``)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
@@ -92,7 +108,8 @@ class BearerTokenAuth:
             if key == b"authorization":
                 given = value
                 break
-        if given and hmac.compare_digest(given, self._expected):
+        token = bearer_token(given) if given else None
+        if token is not None and hmac.compare_digest(token, self._expected):
             await self.app(scope, receive, send)
             return
         body = json.dumps(unauthorized_status()).encode()

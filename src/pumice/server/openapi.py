@@ -1,22 +1,46 @@
-"""OpenAPI documents: just enough for kubectl's validation of the manifests it applies.
+"""OpenAPI documents: the schema of every served kind, for kubectl (``explain``, validation, patches).
 
-kubectl (1.29+) reads ``/openapi/v3`` first: the PATCH operation of every kind declares ``fieldValidation``,
-so kubectl sends ``fieldValidation=Strict`` and validates nothing itself. Older kubectl (1.27, 1.28)
-downloads ``/openapi/v2`` as protobuf and validates the manifest against the definition whose
-``x-kubernetes-group-version-kind`` matches: for our custom kinds that is an object of any fields (a map of
-arbitrary values, so unknown fields pass, as with ``x-kubernetes-preserve-unknown-fields``). Built-in kinds are
-left out of v2 on purpose: kubectl then uses its compiled-in types, both to validate and to compute strategic
-merge patches, instead of a schema too thin for either.
+Built-in kinds are described by Kubernetes' own types (``pumice.api.validation.kubetypes``: the field types,
+required fields, strategic-merge keys and list types of kube-apiserver's document, without its descriptions);
+custom kinds (Volcano's) by the OpenAPI v3 schema of their CRD, the one ``pumice crds`` installs and the
+embedded server validates with (``pumice.api.validation.volcano_schema``), in its v2 form for ``/openapi/v2`` as
+kube-apiserver converts it. kubectl 1.29+ reads ``/openapi/v3`` (``kubectl explain vcjob.spec``); older kubectl
+downloads ``/openapi/v2`` as protobuf.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
-from .resources import CORE_GROUPS, ResourceIndex
+from pumice.api.validation import volcano_schema
+from pumice.api.validation.kubetypes import TypeTable, load_table
+
+from .resources import ApiResource, ResourceIndex
 
 __all__ = ["OPENAPI_V2_PROTOBUF", "openapi_v2", "openapi_v2_protobuf", "openapi_v3_document", "openapi_v3_index"]
+
+#: ``(apiVersion, kind) -> openAPIV3Schema`` of a custom kind (None if it has none).
+SchemaOf = Callable[[str, str], dict[str, Any] | None]
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+_TOP_FIELDS = {
+    "apiVersion": {"description": "The versioned schema of this representation of an object.", "type": "string"},
+    "kind": {"description": "The REST resource this object represents.", "type": "string"},
+}
+_SCALARS: dict[str, dict[str, Any]] = {
+    "string": {"type": "string"},
+    "boolean": {"type": "boolean"},
+    "int32": {"type": "integer", "format": "int32"},
+    "int64": {"type": "integer", "format": "int64"},
+    "number": {"type": "number", "format": "double"},
+    "byte": {"type": "string", "format": "byte"},
+    "time": {"type": "string", "format": "date-time"},
+    "quantity": {"type": "string"},
+    "int-or-string": {"type": "string", "format": "int-or-string"},
+    "any": {"type": "object"},
+}
 
 
 def _definition_name(group: str, version: str, kind: str) -> str:
@@ -24,23 +48,107 @@ def _definition_name(group: str, version: str, kind: str) -> str:
     return f"{reverse}.{version}.{kind}"
 
 
-def openapi_v2(index: ResourceIndex) -> dict[str, Any]:
-    """Swagger 2.0: one definition per custom kind, an object whose fields may be anything."""
-    definitions: dict[str, Any] = {}
-    for r in index.resources:
-        if r.group in CORE_GROUPS:
+def _gvk(r: ApiResource) -> list[dict[str, str]]:
+    return [{"group": r.group, "version": r.version, "kind": r.kind}]
+
+
+class _Builder:
+    """Definitions of the served kinds, and of the types they use, as OpenAPI schemas."""
+
+    def __init__(self, table: TypeTable, schema_of: SchemaOf, ref_prefix: str, v2: bool) -> None:
+        self.table, self.schema_of, self.prefix, self.v2 = table, schema_of, ref_prefix, v2
+        self.out: dict[str, Any] = {}
+
+    def _type(self, kind: str) -> dict[str, Any]:
+        head = kind[0]
+        if head == "@":
+            self._builtin(kind[1:])
+            return {"$ref": self.prefix + kind[1:]}
+        if head == "[":
+            return {"type": "array", "items": self._type(kind[1:])}
+        if head == "{":
+            return {"type": "object", "additionalProperties": self._type(kind[1:])}
+        return dict(_SCALARS.get(kind, {"type": "object"}))
+
+    def _builtin(self, name: str, gvks: list[dict[str, str]] | None = None) -> None:
+        if name in self.out:
+            if gvks:
+                self.out[name].setdefault("x-kubernetes-group-version-kind", []).extend(
+                    g for g in gvks if g not in self.out[name].get("x-kubernetes-group-version-kind", []))
+            return
+        definition = self.table.definitions.get(name) or {}
+        if "properties" not in definition:
+            self.out[name] = dict(_SCALARS.get(definition.get("type", "any"), {"type": "object"}))
+            return
+        schema: dict[str, Any] = {"type": "object"}
+        self.out[name] = schema  # before the properties: types may refer to themselves
+        properties = {}
+        extensions = definition.get("x") or {}
+        for field, kind in definition["properties"].items():
+            properties[field] = {**self._type(kind), **copy.deepcopy(extensions.get(field, {}))}
+        schema["properties"] = properties
+        if definition.get("required"):
+            schema["required"] = list(definition["required"])
+        if gvks:
+            schema["x-kubernetes-group-version-kind"] = list(gvks)
+
+    def kind(self, r: ApiResource) -> str | None:
+        """Add the schema of a served kind; its definition name (None if there is no schema for it)."""
+        api_version = r.group_version
+        builtin = self.table.kind(api_version, r.kind)
+        if builtin is not None:
+            self._builtin(builtin, _gvk(r))
+            return builtin
+        schema = self.schema_of(api_version, r.kind)
+        if schema is None:
+            return None
+        name = _definition_name(r.group, r.version, r.kind)
+        converted = _custom(schema, v2=self.v2)
+        properties = converted.setdefault("properties", {})
+        properties.update(copy.deepcopy(_TOP_FIELDS))
+        properties["metadata"] = {"$ref": self.prefix + _OBJECT_META}
+        self._builtin(_OBJECT_META)
+        converted["x-kubernetes-group-version-kind"] = _gvk(r)
+        self.out[name] = converted
+        return name
+
+
+_V2_DROPPED = ("anyOf", "oneOf", "allOf", "not", "nullable", "x-kubernetes-validations")
+
+
+def _custom(schema: Any, *, v2: bool) -> Any:
+    """A CRD schema as kube-apiserver publishes it: in v2 without what Swagger 2.0 lacks (``anyOf`` & co., a type
+    for int-or-string fields)."""
+    if isinstance(schema, list):
+        return [_custom(item, v2=v2) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if v2 and key in _V2_DROPPED:
             continue
-        definitions[_definition_name(r.group, r.version, r.kind)] = {
-            "description": f"{r.kind} ({r.group}/{r.version}), served by pumice: any field is accepted.",
-            "type": "object",
-            "additionalProperties": {"description": "Any value."},
-            "x-kubernetes-group-version-kind": [{"group": r.group, "version": r.version, "kind": r.kind}],
-        }
+        if key in ("properties", "patternProperties", "definitions"):
+            out[key] = {k: _custom(v, v2=v2) for k, v in value.items()}
+        elif key in ("items", "additionalProperties", "not") or key in ("anyOf", "oneOf", "allOf"):
+            out[key] = _custom(value, v2=v2)
+        else:
+            out[key] = copy.deepcopy(value)
+    if v2 and out.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+    return out
+
+
+def openapi_v2(index: ResourceIndex, schema_of: SchemaOf = volcano_schema,
+               table: TypeTable | None = None) -> dict[str, Any]:
+    """Swagger 2.0: a definition per served kind (``x-kubernetes-group-version-kind``) and the types they use."""
+    builder = _Builder(table or load_table(), schema_of, "#/definitions/", v2=True)
+    for r in index.resources:
+        builder.kind(r)
     return {
         "swagger": "2.0",
         "info": {"title": "pumice", "version": "v1.32.0"},
         "paths": {},
-        "definitions": definitions,
+        "definitions": dict(sorted(builder.out.items())),
     }
 
 
@@ -64,25 +172,27 @@ def openapi_v3_index(index: ResourceIndex) -> dict[str, Any]:
 _QUERY_PARAMS = ("fieldValidation", "fieldManager", "dryRun", "pretty")
 
 
-def openapi_v3_document(index: ResourceIndex, group: str, version: str) -> dict[str, Any] | None:
-    """The OpenAPI 3 document of one group-version: schemas and the operations of each resource."""
+def openapi_v3_document(index: ResourceIndex, group: str, version: str, schema_of: SchemaOf = volcano_schema,
+                        table: TypeTable | None = None) -> dict[str, Any] | None:
+    """The OpenAPI 3 document of one group-version: the schemas of its kinds (and of the types they use), and
+    the operations of each resource."""
     resources = index.in_group_version(group, version)
     if not resources:
         return None
+    builder = _Builder(table or load_table(), schema_of, "#/components/schemas/", v2=False)
     base = f"/apis/{group}/{version}" if group else f"/api/{version}"
-    schemas: dict[str, Any] = {}
     paths: dict[str, Any] = {}
     params = [{"name": name, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
               for name in _QUERY_PARAMS]
     for r in resources:
         gvk = {"group": r.group, "version": r.version, "kind": r.kind}
-        schema_name = _definition_name(r.group, r.version, r.kind)
-        schemas[schema_name] = {
-            "type": "object",
-            "description": f"{r.kind} ({r.group_version}), served by pumice: any field is accepted.",
-            "x-kubernetes-preserve-unknown-fields": True,
-            "x-kubernetes-group-version-kind": [gvk],
-        }
+        schema_name = builder.kind(r)
+        if schema_name is None:  # no schema known: any object
+            schema_name = _definition_name(r.group, r.version, r.kind)
+            builder.out[schema_name] = {
+                "type": "object", "description": f"{r.kind} ({r.group_version}): any field is accepted.",
+                "x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-group-version-kind": [gvk],
+            }
         ref = {"schema": {"$ref": f"#/components/schemas/{schema_name}"}}
         body_types = ["application/json-patch+json", "application/merge-patch+json"]
         item = f"{base}/namespaces/{{namespace}}/{r.plural}/{{name}}" if r.namespaced else f"{base}/{r.plural}/{{name}}"
@@ -112,7 +222,7 @@ def openapi_v3_document(index: ResourceIndex, group: str, version: str) -> dict[
         "openapi": "3.0.0",
         "info": {"title": "pumice", "version": "v1.32.0"},
         "paths": paths,
-        "components": {"schemas": schemas},
+        "components": {"schemas": dict(sorted(builder.out.items()))},
     }
 
 
@@ -121,8 +231,9 @@ def openapi_v3_document(index: ResourceIndex, group: str, version: str) -> dict[
 # kubectl before 1.29 reads /openapi/v2 only as protobuf (gnostic's ``openapi.v2.Document``). The document
 # above uses a small part of it, encoded here by hand: Document{swagger 1, info 2, paths 8, definitions 9},
 # Info{title 1, version 2}, Definitions/Properties{NamedSchema 1}, NamedSchema{name 1, value 2},
-# Schema{$ref 1, description 4, additionalProperties 21, type 22, properties 25, vendor extensions 31},
-# AdditionalPropertiesItem{schema 1, boolean 2}, TypeItem{value 1}, NamedAny{name 1, value 2}, Any{yaml 2}.
+# Schema{$ref 1, format 2, description 4, required 19, enum 20, additionalProperties 21, type 22, items 23,
+# properties 25, vendor extensions 31}, AdditionalPropertiesItem{schema 1, boolean 2}, TypeItem{value 1},
+# ItemsItem{schema 1}, NamedAny{name 1, value 2}, Any{yaml 2} (checked against kube-apiserver 1.20's answer).
 
 #: The content type kube-apiserver answers with (clients ask for ``...spec.v2@v1.0+protobuf``; Go's mime parser
 #: refuses the ``@`` in a response).
@@ -157,8 +268,14 @@ def _pb_schema(schema: dict[str, Any]) -> bytes:
     out = bytearray()
     if "$ref" in schema:
         out += _pb_text(1, schema["$ref"])
+    if "format" in schema:
+        out += _pb_text(2, schema["format"])
     if "description" in schema:
         out += _pb_text(4, schema["description"])
+    for name in schema.get("required") or ():
+        out += _pb_text(19, name)
+    for value in schema.get("enum") or ():
+        out += _pb_bytes(20, _pb_text(2, json.dumps(value)))
     extra = schema.get("additionalProperties")
     if isinstance(extra, bool):
         out += _pb_bytes(21, _pb_bool(2, extra))
@@ -167,6 +284,9 @@ def _pb_schema(schema: dict[str, Any]) -> bytes:
     kind = schema.get("type")
     if kind:
         out += _pb_bytes(22, b"".join(_pb_text(1, t) for t in ([kind] if isinstance(kind, str) else kind)))
+    items = schema.get("items")
+    if isinstance(items, dict):
+        out += _pb_bytes(23, _pb_bytes(1, _pb_schema(items)))
     properties = schema.get("properties")
     if properties:
         named = b"".join(_pb_bytes(1, _pb_text(1, name) + _pb_bytes(2, _pb_schema(sub)))

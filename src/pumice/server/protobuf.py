@@ -1,6 +1,7 @@
 """Read the Kubernetes protobuf encoding for the few kinds kubectl's typed commands send that way.
 
-``kubectl create namespace|configmap|secret|priorityclass`` POST ``application/vnd.kubernetes.protobuf``: the
+``kubectl create namespace|configmap|secret|priorityclass`` and ``kubectl auth can-i|whoami`` POST
+``application/vnd.kubernetes.protobuf``: the
 magic ``k8s\\0`` then a ``runtime.Unknown`` (typeMeta, raw) whose ``raw`` is the object's generated message.
 Only those kinds are decoded here (with the ObjectMeta fields a client sets); any other kind gets ``415``, as
 the server answers JSON and YAML bodies only. Proto2 encodes empty optional strings, which read as absent.
@@ -39,7 +40,24 @@ _OBJECT_META: Schema = {
     14: ("finalizers", "repeated_string"),
 }
 
+_RESOURCE_ATTRIBUTES: Schema = {
+    1: ("namespace", "string"), 2: ("verb", "string"), 3: ("group", "string"), 4: ("version", "string"),
+    5: ("resource", "string"), 6: ("subresource", "string"), 7: ("name", "string"),
+}
+_NON_RESOURCE_ATTRIBUTES: Schema = {1: ("path", "string"), 2: ("verb", "string")}
+
 _KINDS: dict[tuple[str, str], Schema] = {
+    # ``kubectl auth can-i``: the reviews it sends (answered, never stored)
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("spec", {1: ("resourceAttributes", _RESOURCE_ATTRIBUTES),
+                     2: ("nonResourceAttributes", _NON_RESOURCE_ATTRIBUTES)}),
+    },
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("spec", {1: ("namespace", "string")}),
+    },
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): {1: ("metadata", _OBJECT_META)},
     ("v1", "Namespace"): {
         1: ("metadata", _OBJECT_META),
         2: ("spec", {1: ("finalizers", "repeated_string")}),

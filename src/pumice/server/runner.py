@@ -1,4 +1,5 @@
-"""Run the app under uvicorn in a background thread (tests, ``pumice up``), bound to loopback only."""
+"""Run the app under uvicorn in a background thread (tests, ``pumice up``), bound to loopback only, with the
+connection limits of ``connections`` (header-read and idle timeouts, a cap on connections)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import uvicorn
 
+from .connections import ConnectionLimits, guarded_protocol
 from .tls import TlsFiles
 
 __all__ = ["ServerThread", "free_port"]
@@ -33,15 +35,21 @@ class ServerThread:
         port: int = 0,
         tls: TlsFiles | None = None,
         log_level: str = "warning",
+        limits: ConnectionLimits | None = None,
     ) -> None:
         self.host = host
         self.port = port or free_port(host)
         self.tls = tls
+        self.limits = limits if limits is not None else ConnectionLimits()
         extra: dict[str, Any] = {}
         if tls is not None:
             extra = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level=log_level, access_log=False,
-                                lifespan="off", timeout_graceful_shutdown=2, loop="asyncio", **extra)
+                                lifespan="off", timeout_graceful_shutdown=2, loop="asyncio",
+                                http=guarded_protocol(self.limits),
+                                timeout_keep_alive=self.limits.idle_timeout,  # type: ignore[arg-type]
+                                # requests in flight: the connection cap is enforced at connect (``connections``)
+                                limit_concurrency=self.limits.max_connections + 1, **extra)
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name=f"pumice-server-{self.port}", daemon=True)
         self._error: BaseException | None = None

@@ -76,6 +76,13 @@ def _requests(row: dict[str, str], source: str, line: int) -> dict[str, str]:
     return req
 
 
+def _resources(requests: dict[str, str]) -> dict[str, Any]:
+    """A container's resources: GPUs (extended resources, never overcommitted) are limits too, as Kubernetes
+    requires of a container that requests them."""
+    limits = {name: value for name, value in requests.items() if name in (GPU_RESOURCE, GPU_MILLI)}
+    return {"requests": requests, "limits": limits} if limits else {"requests": requests}
+
+
 def openb_pod(row: dict[str, str], source: str, line: int, namespace: str, queue: str) -> tuple[float, Any]:
     """(creation time, pod spec pieces) of one trace row."""
     created = _int(row, "creation_time", source, line)
@@ -88,7 +95,7 @@ def openb_pod(row: dict[str, str], source: str, line: int, namespace: str, queue
     spec: dict[str, Any] = {
         "schedulerName": "volcano",
         "restartPolicy": "Never",
-        "containers": [{"name": "main", "image": "openb", "resources": {"requests": _requests(row, source, line)}}],
+        "containers": [{"name": "main", "image": "openb", "resources": _resources(_requests(row, source, line))}],
     }
     models = [m for m in (row.get("gpu_spec") or "").split("|") if m]
     if models:

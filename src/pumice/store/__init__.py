@@ -8,7 +8,19 @@ and the watch fan-out (``fanout.py``, over the queues of ``watch.py``).
 
 from .backend import Backend, LoadedState, NullBackend, StoredEvent
 from .base import DEFAULT_HISTORY, BaseStore
-from .errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreClosed, StoreError
+from .errors import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Denied,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    StoreClosed,
+    StoreError,
+    error_from_status,
+)
 from .memory import MemoryStore
 from .patch import apply_json_patch, apply_merge_patch, apply_patch
 from .protocol import Admission, EventType, Operation, Store, Watch, WatchEvent
@@ -33,10 +45,12 @@ __all__ = [
     "BadRequest",
     "BaseStore",
     "Conflict",
+    "Denied",
     "EventType",
     "FeedWatcher",
     "FieldRequirement",
     "FieldSelector",
+    "Forbidden",
     "Gone",
     "Invalid",
     "LoadedState",
@@ -60,6 +74,7 @@ __all__ = [
     "apply_patch",
     "custom_resource",
     "custom_resources",
+    "error_from_status",
     "format_timestamp",
     "parse_field_selector",
     "parse_label_selector",

@@ -13,11 +13,14 @@ __all__ = [
     "AlreadyExists",
     "BadRequest",
     "Conflict",
+    "Denied",
+    "Forbidden",
     "Gone",
     "Invalid",
     "NotFound",
     "StoreClosed",
     "StoreError",
+    "error_from_status",
 ]
 
 
@@ -27,21 +30,26 @@ class StoreError(Exception):
     code: ClassVar[int] = 500
     reason: ClassVar[str] = "InternalError"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
+        #: ``Status.details`` (the object's name and kind, and for ``Invalid`` the ``causes``: every bad field)
+        self.details = details
 
     def to_status(self) -> dict[str, Any]:
         """The Kubernetes ``Status`` object an API server would answer with."""
-        return {
+        status: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Status",
             "metadata": {},
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
+        if self.details:
+            status["details"] = self.details
+        status["code"] = self.code
+        return status
 
 
 class BadRequest(StoreError):
@@ -86,8 +94,49 @@ class Invalid(StoreError):
     reason = "Invalid"
 
 
+class Denied(Invalid):
+    """An admission webhook refused the write: kube-apiserver answers such refusals 400, with the webhook's name.
+
+    A kind of ``Invalid`` (the object was refused), answered as a real cluster answers a refusal of Volcano's
+    webhooks: ``admission webhook "validatejob.volcano.sh" denied the request: ...``.
+    """
+
+    code = 400
+    reason = "BadRequest"
+
+    def __init__(self, webhook: str, message: str) -> None:
+        super().__init__(f'admission webhook "{webhook}" denied the request: {message}')
+        self.webhook = webhook
+        self.refusal = message
+
+
+class Forbidden(StoreError):
+    """The write is not allowed here: a namespace being deleted, a priority set by hand."""
+
+    code = 403
+    reason = "Forbidden"
+
+
 class StoreClosed(StoreError):
     """The store has been closed."""
 
     code = 503
     reason = "ServiceUnavailable"
+
+
+_BY_REASON: dict[str, type[StoreError]] = {
+    cls.reason: cls for cls in (BadRequest, NotFound, AlreadyExists, Conflict, Gone, Invalid, Forbidden, StoreClosed)
+}
+_BY_CODE: dict[int, type[StoreError]] = {400: BadRequest, 403: Forbidden, 404: NotFound, 409: Conflict, 410: Gone,
+                                         422: Invalid, 503: StoreClosed}
+
+
+def error_from_status(status: dict[str, Any], code: int | None = None) -> StoreError:
+    """The store error of a Kubernetes failure ``Status`` (its reason, else its code; message and details kept).
+    A failure of no known kind is a ``StoreError`` (500)."""
+    reason = str(status.get("reason") or "")
+    number = code if code is not None else status.get("code")
+    cls = _BY_REASON.get(reason)
+    if cls is None or (reason == "BadRequest" and number != 400):
+        cls = _BY_CODE.get(number if isinstance(number, int) else 0, StoreError)
+    return cls(str(status.get("message") or ""), details=status.get("details"))

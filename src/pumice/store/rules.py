@@ -19,6 +19,7 @@ __all__ = [
     "check_name",
     "check_update",
     "describe",
+    "finalized",
     "format_timestamp",
     "generated_name",
     "metadata",
@@ -97,9 +98,20 @@ def check_name(name: Any) -> str:
     """``name`` if it is a valid object name, else ``Invalid``."""
     if not isinstance(name, str) or not name:
         raise Invalid("metadata.name: Required value: name or generateName is required")
-    if len(name) > 253 or "/" in name or "%" in name or name in (".", ".."):
+    if "/" in name or "%" in name or name in (".", ".."):  # one URL path segment (lengths: each kind's rules)
         raise Invalid(f"metadata.name: Invalid value: {name!r}: not a valid object name")
     return name
+
+
+def finalized(resource: str, obj: dict[str, Any]) -> bool:
+    """Whether nothing holds ``obj`` back from deletion: no ``metadata.finalizers`` and, for a Namespace, no
+    ``spec.finalizers`` either (``kubernetes``: the namespace controller deletes its content first)."""
+    if obj["metadata"].get("finalizers"):
+        return False
+    if resource == "namespaces":
+        spec = obj.get("spec")
+        return not (isinstance(spec, dict) and spec.get("finalizers"))
+    return True
 
 
 def set_type(info: ResourceInfo, obj: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ from .rules import (
     check_name,
     check_update,
     describe,
+    finalized,
     format_timestamp,
     generated_name,
     metadata,
@@ -264,7 +265,7 @@ class WritePath:
     ) -> dict[str, Any]:
         """Commit an update whose ``new`` differs from ``old``: a deletion once its last finalizer is gone."""
         new_meta = new["metadata"]
-        if new_meta.get("deletionTimestamp") and not new_meta.get("finalizers"):
+        if new_meta.get("deletionTimestamp") and finalized(resource, new):
             return self._commit(resource, namespace, name, "DELETED", new, old, copy)
         return self._commit(resource, namespace, name, "MODIFIED", new, old, copy)
 
@@ -354,7 +355,7 @@ class WritePath:
                     f"({old_meta['resourceVersion']})"
                 )
             self._gate.admit_delete(resource, old)
-            if old_meta.get("finalizers"):
+            if not finalized(resource, old):
                 if old_meta.get("deletionTimestamp"):
                     return copy_json(old) if copy else old
                 new = {**old, "metadata": dict(old_meta)}  # the rest is shared: stored objects are immutable
@@ -362,6 +363,9 @@ class WritePath:
                 new_meta["deletionTimestamp"] = self._now()
                 new_meta["deletionGracePeriodSeconds"] = 0
                 new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
+                if resource == "namespaces":
+                    status = old.get("status")
+                    new["status"] = {**(status if isinstance(status, dict) else {}), "phase": "Terminating"}
                 return self._commit(resource, ns, name, "MODIFIED", new, old, copy)
             return self._commit(resource, ns, name, "DELETED", {**old, "metadata": dict(old_meta)}, old, copy)
 

@@ -67,7 +67,9 @@ class Webhook:
 #: Volcano's webhooks that pumice has the rules of (``hypernodes``, ``cronjobs`` and ``pods`` webhooks are not
 #: among them).
 WEBHOOKS: tuple[Webhook, ...] = (
-    Webhook("/jobs/mutate", "mutatejob.volcano.sh", True, Job, ("CREATE",)),
+    # Jobs are defaulted on UPDATE too (Volcano's only on CREATE): a manifest applied again unchanged is then no
+    # change, where Volcano refuses it (its issue #2238). A deliberate difference, in the README.
+    Webhook("/jobs/mutate", "mutatejob.volcano.sh", True, Job, ("CREATE", "UPDATE")),
     Webhook("/jobs/validate", "validatejob.volcano.sh", False, Job, ("CREATE", "UPDATE")),
     Webhook("/podgroups/mutate", "mutatepodgroup.volcano.sh", True, PodGroup, ("CREATE",)),
     Webhook("/podgroups/validate", "validatepodgroup.volcano.sh", False, PodGroup, ("CREATE",)),

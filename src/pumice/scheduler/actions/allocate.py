@@ -21,6 +21,17 @@ class AllocateAction(Action):
     name = "allocate"
 
     def execute(self, ssn: Session) -> None:
+        self._allocate(ssn, None)
+        if ssn.overflow:
+            # pumice's last pass (proportion's ``workConserving``): what the quotas left idle goes to the
+            # queues they held back, lowest share first, so no resource stays idle while jobs wait.
+            ssn.overflowing = True
+            try:
+                self._allocate(ssn, set(ssn.overflow))
+            finally:
+                ssn.overflowing = False
+
+    def _allocate(self, ssn: Session, only: set[str] | None) -> None:
         enqueue_configured = "enqueue" in ssn.conf.actions
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_less)
         seen: set[str] = set()
@@ -42,7 +53,7 @@ class AllocateAction(Action):
                 job.pending_reason = err
                 continue
             queue = ssn.queue_of(job)
-            if queue is None:
+            if queue is None or (only is not None and queue.name not in only):
                 continue
             sheet = job_sheet(ssn, job)
             if sheet is None:

@@ -12,6 +12,13 @@ class EnqueueAction(Action):
     name = "enqueue"
 
     def execute(self, ssn: Session) -> None:
+        ssn.admitting = True
+        try:
+            self._admit(ssn)
+        finally:
+            ssn.admitting = False
+
+    def _admit(self, ssn: Session) -> None:
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_less)
         seen: set[str] = set()
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}

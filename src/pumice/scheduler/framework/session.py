@@ -87,7 +87,9 @@ class Session:
         #: pods bound / evicted / pipelined by committed statements, in order.
         self.binds: dict[str, str] = {}
         #: Called with (pod key, node) as each bind is committed (Volcano dispatches binds on commit), or None.
-        self.on_bind: Callable[[str, str], None] | None = None
+        self.on_bind: Callable[[str, str, dict[str, str] | None], None] | None = None
+        #: Annotations a plugin writes on a pod with its bind (deviceshare's GPU assignment), by pod key.
+        self.bind_annotations: dict[str, dict[str, str]] = {}
         self.evictions: list[str] = []
         #: Per-queue explanations of why jobs did not get resources (for people).
         #: A reason may be a function that words it (only read if a job stays waiting).
@@ -110,6 +112,13 @@ class Session:
         self.plugin_seconds: list[tuple[str, str, float]] = []
         self.preemption_attempts = 0
         self.preemption_victims: int | None = None
+        #: True while enqueue orders queues to admit their jobs (proportion's ``weightedAdmission``).
+        self.admitting = False
+        #: The queues a quota held back in allocate, for its last pass over what is left idle, or None
+        #: when no plugin asks for that pass (Volcano; proportion's ``workConserving`` asks), and
+        #: True during that pass (quotas let those queues go beyond their deserved share).
+        self.overflow: set[str] | None = None
+        self.overflowing = False
         for job in self.jobs.values():
             job.reset_session_notes()
         #: The jobs enqueue, allocate and backfill look at (the others have nothing for them).
@@ -468,7 +477,7 @@ class Session:
     def record_bind(self, task: TaskInfo, node: str) -> None:
         self.binds[task.key] = node
         if self.on_bind is not None:
-            self.on_bind(task.key, node)
+            self.on_bind(task.key, node, self.bind_annotations.get(task.key))
 
     def record_eviction(self, task: TaskInfo) -> None:
         self.evictions.append(task.key)

@@ -71,6 +71,7 @@ class Statement:
         ssn = self.ssn
         ssn.nodes.remove_task(node, task)
         self._set_status(task, TaskStatus.PENDING)
+        task.gpu_ids = None
         task.node = -1
         task.node_name = ""
         ssn.fire_deallocate(task)

@@ -1,5 +1,6 @@
 """nodeorder: kube-scheduler's scores with Volcano's weights — least/most requested, balanced
-allocation (per node), taint toleration and preferred node affinity (normalized over candidates)."""
+allocation (per node), taint toleration, preferred node affinity and inter-pod affinity (normalized
+over candidates)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.view import NodeView
 from pumice.scheduler.model import MemoSlot, Shape, TaskInfo
 from pumice.scheduler.plugins.matching import untolerated
+from pumice.scheduler.plugins.pod_affinity_score import PodAffinityScores, normalize_min_max
 
 MAX_NODE_SCORE = 100
 DEFAULT_WEIGHTS = {
@@ -74,6 +76,7 @@ class NodeOrderPlugin(Plugin):
         self.balanced_w = self.weights["balancedresource.weight"]
         self.taint_w = self.weights["tainttoleration.weight"]
         self.affinity_w = self.weights["nodeaffinity.weight"]
+        self.pod_affinity_w = self.weights["podaffinity.weight"]
 
     def on_session_open(self, ssn: Session) -> None:
         self.nodes = ssn.nodes
@@ -81,6 +84,13 @@ class NodeOrderPlugin(Plugin):
         #: Per shape: (non-zero cpu/memory request as a column, balanced resources, their request column).
         self.shapes: dict[Shape, tuple[np.ndarray, list[int], np.ndarray]] = {}
         self.raw = ssn.nodes.memo.get(_RAW_PREFERENCES[(bool(self.taint_w), bool(self.affinity_w))], dict)
+        #: InterPodAffinity's raw scores, kept as pods are placed (None: weight 0 or no pod affinity anywhere).
+        self.pod_affinity: PodAffinityScores | None = None
+        if self.pod_affinity_w:
+            scores = PodAffinityScores(ssn.nodes, [t for job in ssn.waiting for t in job.tasks.values()])
+            if scores.active:
+                self.pod_affinity = scores
+                ssn.add_event_handler(scores.on_allocate, scores.on_deallocate)
         ssn.add(NODE_ORDER, self.name, self)
         ssn.add(BATCH_NODE_ORDER, self.name, self.preference_scores)
 
@@ -166,9 +176,12 @@ class NodeOrderPlugin(Plugin):
 
     def preference_scores(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
         taints, affinity = self._raw_scores(task)
-        if taints is None and affinity is None:
+        pods = self.pod_affinity.raw(task) if self.pod_affinity is not None else None
+        if taints is None and affinity is None and pods is None:
             return None
         total = np.zeros(len(idx))
+        if pods is not None:
+            total += self.pod_affinity_w * normalize_min_max(pods[idx])
         if taints is not None:
             total += self.taint_w * normalize(taints[idx], reverse=True)
         if affinity is not None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from pumice.api.arguments import Arguments
 from pumice.scheduler.framework.plugin import Plugin
 from pumice.scheduler.framework.points import (
     ALLOCATABLE,
@@ -23,6 +24,12 @@ from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.usage import opening_usage
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
 from pumice.scheduler.resources import EPS, ResourceSpace, fits_requested, less_equal, share
+
+#: pumice's argument (not Volcano's): enqueue admits by weighted share, see ``admission_order``.
+WEIGHTED_ADMISSION = "weightedAdmission"
+#: pumice's argument (not Volcano's): allocate's last pass gives what deserved shares left idle, see
+#: ``Session.overflow``.
+WORK_CONSERVING = "workConserving"
 
 
 @dataclass
@@ -64,6 +71,11 @@ def capability_vector(space: ResourceSpace, capability: dict[str, Any] | None) -
 class ProportionPlugin(Plugin):
     name = "proportion"
 
+    def __init__(self, arguments: Arguments) -> None:
+        super().__init__(arguments)
+        self.weighted_admission = arguments.get_bool(WEIGHTED_ADMISSION, False)
+        self.work_conserving = arguments.get_bool(WORK_CONSERVING, False)
+
     def on_session_open(self, ssn: Session) -> None:
         self.ssn = ssn
         space = self.space = ssn.space
@@ -87,7 +99,10 @@ class ProportionPlugin(Plugin):
                 elastic=usage.elastic, deserved=space.zeros(),
                 real_capability=np.minimum(np.maximum(total - total_guarantee, 0) + guarantee, capability),
             )
+        if self.work_conserving:
+            ssn.overflow = set()
         water_fill(self.attrs, total)
+        self.total = total
         ssn.add(QUEUE_ORDER, self.name, self.queue_order)
         ssn.add(RECLAIMABLE, self.name, self.reclaimable)
         ssn.add(OVERUSED, self.name, self.overused)
@@ -101,9 +116,31 @@ class ProportionPlugin(Plugin):
         """Higher priority first, then the lower share of deserved."""
         if left.priority != right.priority:
             return -1 if left.priority > right.priority else 1
+        if self.weighted_admission and self.ssn.admitting:
+            return self.admission_order(left, right)
         la, ra = self.attrs.get(left.name), self.attrs.get(right.name)
         ls = la.current_share() if la else 0.0
         rs = ra.current_share() if ra else 0.0
+        if ls == rs:
+            return 0
+        return -1 if ls < rs else 1
+
+    def admission_share(self, queue: QueueInfo) -> float:
+        """What the queue holds and has admitted (allocated + inqueue), as a dominant share of the
+        cluster, per unit of weight."""
+        attr = self.attrs.get(queue.name)
+        if attr is None:
+            return 0.0
+        held = share(attr.allocated + attr.inqueue, self.total)
+        if attr.weight <= 0:
+            return np.inf if held > 0 else 0.0
+        return held / attr.weight
+
+    def admission_order(self, left: QueueInfo, right: QueueInfo) -> int:
+        """pumice's admission order (``weightedAdmission``): the queue holding the least per unit of
+        weight, its admitted jobs counted, admits next. Volcano orders by allocated/deserved, which does
+        not move while enqueue admits, so one queue's jobs are admitted first while shares tie."""
+        ls, rs = self.admission_share(left), self.admission_share(right)
         if ls == rs:
             return 0
         return -1 if ls < rs else 1
@@ -128,7 +165,11 @@ class ProportionPlugin(Plugin):
         attr = self.attrs.get(queue.name)
         if attr is None:
             return False
+        if self.ssn.overflowing:
+            return False
         over = less_equal(attr.deserved, attr.allocated)
+        if over and self.ssn.overflow is not None:
+            self.ssn.overflow.add(queue.name)
         if over and queue.name not in self.ssn.queue_reasons:
             allocated, deserved, space = attr.allocated.copy(), attr.deserved.copy(), self.space
             self.ssn.queue_reasons[queue.name] = lambda: (
@@ -144,11 +185,15 @@ class ProportionPlugin(Plugin):
         attr = self.attrs.get(queue.name)
         if attr is None:
             return True
+        if self.ssn.overflowing:  # beyond deserved, never beyond the queue's real capability
+            return fits_requested(attr.allocated + task.resreq, attr.real_capability, task.resreq)
         # room = deserved - allocated as plain floats: one list lookup per requested resource
         room = attr.room
         if room is None:
             room = attr.room = (attr.deserved - attr.allocated).tolist()
         ok = all(r - room[d] < EPS for d, r in task.requested)
+        if not ok and self.ssn.overflow is not None:
+            self.ssn.overflow.add(queue.name)
         if not ok and task.job is not None and not task.job.quota_reason:
             space = self.space
             task.job.quota_reason = (

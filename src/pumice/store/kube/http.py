@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from pumice.store.errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound, StoreError
+from pumice.store.errors import AlreadyExists, StoreError, error_from_status
 
 from .connection import Connection, ConnectionError_
 from .ratelimit import TokenBucket
@@ -54,16 +54,8 @@ def status_error(code: int, body: Any, what: str) -> StoreError:
     status = body if isinstance(body, dict) else {}
     message = str(status.get("message") or f"{what}: HTTP {code}")
     reason = str(status.get("reason") or "")
-    if code == 404:
-        return NotFound(message)
-    if code == 409:
-        return AlreadyExists(message) if reason == "AlreadyExists" else Conflict(message)
-    if code == 410:
-        return Gone(message)
-    if code == 422:
-        return Invalid(message)
-    if code == 400:
-        return BadRequest(message)
+    if code in (400, 404, 409, 410, 422):  # the failures clients handle: their store errors, details kept
+        return error_from_status({**status, "message": message, "reason": reason}, code)
     return ApiFailure(message, code, reason or "InternalError")
 
 
