@@ -41,6 +41,8 @@ from typing import Any
 
 import yaml
 
+from pumice.api.reader import InputError, load_yaml, read_text_file
+
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 SOURCE_LABEL = "volcano.sh/network-topology-source"
 SOURCE = "label"
@@ -122,7 +124,11 @@ def parse_discovery_config(data: Any) -> DiscoveryConfig:
         text = (data.get("data") or {}).get("volcano-controller.conf")
         if text is None:
             raise DiscoveryConfigError("ConfigMap has no volcano-controller.conf key")
-        return parse_discovery_config(yaml.safe_load(text))
+        try:
+            inner = load_yaml(text) if isinstance(text, str) else text
+        except (InputError, yaml.YAMLError, ValueError) as err:
+            raise DiscoveryConfigError(f"volcano-controller.conf: {err}") from None
+        return parse_discovery_config(inner)
     if not isinstance(data, dict) or not data:
         raise DiscoveryConfigError("expected a mapping (networkTopologyDiscovery, networkTopologyTypes or label: tier)")
     if "networkTopologyDiscovery" in data:
@@ -146,8 +152,8 @@ def load_discovery_config(path: str | Path) -> DiscoveryConfig:
     """Read a YAML (or JSON) file holding any accepted form."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
+        data = load_yaml(read_text_file(path))
+    except (OSError, yaml.YAMLError, ValueError) as err:
         raise DiscoveryConfigError(f"{path}: {err}") from None
     try:
         return parse_discovery_config(data)

@@ -93,6 +93,7 @@ def test_keys_and_scope() -> None:
         "ClusterRole",
         "ClusterRoleBinding",
         "CustomResourceDefinition",
+        "Cluster",
     }
 
 

@@ -205,6 +205,29 @@ def test_submit_a_job_and_watch_it_run(page: Any, live: Live) -> None:
     expect(page.locator("#card-complete-rate .sub")).to_contain_text(re.compile(r"[1-9]\d* completed"))
 
 
+def test_the_token_leaves_no_trace_in_urls_or_referers(browser: Any, live: Live) -> None:
+    context = browser.new_context()
+    tab = context.new_page()
+    sent: list[tuple[str, dict[str, str]]] = []
+    tab.on("request", lambda request: sent.append((request.url, request.headers)))
+    answered: list[dict[str, str]] = []
+    tab.on("response", lambda response: answered.append(response.headers))
+    try:
+        tab.goto(f"{live.url}/?token={TOKEN}")
+        expect(tab.locator("#card-total-jobs .value")).to_have_text(re.compile(r"^\d+$"))
+        tab.click("#nav a[data-page=pods]")
+        expect(tab.locator("tbody tr").first).to_be_visible()
+        assert TOKEN not in tab.url
+        assert TOKEN not in tab.evaluate("document.referrer + location.href + JSON.stringify(history.state)")
+        after_login = [(url, headers) for url, headers in sent if TOKEN not in url]
+        assert len(after_login) >= 3, sent  # the page, its assets, its API polls
+        referers = [(url, headers.get("referer")) for url, headers in after_login]
+        assert not any(referer for _, referer in referers), referers  # (Playwright shows a withheld one as "")
+        assert all(headers.get("referrer-policy") == "no-referrer" for headers in answered), answered
+    finally:
+        context.close()
+
+
 def test_a_jobflow_in_the_jobs_view(page: Any, live: Live) -> None:
     if live.cluster is None or getattr(live.cluster, "controllers", None) is None:
         pytest.skip("no runtime cluster with controllers: the flow cannot run")

@@ -15,8 +15,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pumice.cli.up import STORE_FILE, ControlPlane
 from pumice.server import free_port
 from pumice.store import SqliteStore
@@ -100,8 +98,6 @@ def test_malformed_pods_and_jobs_are_refused_and_every_well_formed_one_is_bound(
         assert not {n for n in names if n.startswith("bad")}
 
 
-@pytest.mark.xfail(strict=True, reason="needs issue 15's screening of poisoned objects in the scheduler's cache and "
-                                       "the controllers (h15: pumice.api.wellformed); remove this mark when it lands")
 def test_an_old_data_directory_with_malformed_objects_still_binds_every_well_formed_one(tmp_path: Path) -> None:
     """Objects written before validation existed (straight into the store, as an old data directory holds them)
     are reported and skipped by the scheduler and controllers: every well-formed pod and job is bound."""

@@ -195,6 +195,22 @@ def test_malformed_requests(webhooks: Webhooks) -> None:
         assert resp.read() == b"ok"
 
 
+@pytest.mark.parametrize("body", [
+    b'{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":' + b"[" * 5000 + b"]" * 5000 + b"}",
+    json.dumps({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+                "request": {"uid": "u", "operation": "CREATE", "resource": "jobs", "object": _job()}}).encode(),
+    json.dumps({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"uid": "u"}}
+               ).encode().replace(b"}}", b"}}" + b" " * 10),
+    b'{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u","x":NaN}}',
+], ids=["nested-5000", "resource-a-string", "no-object", "nan"])
+def test_hostile_reviews_are_answered_never_500(webhooks: Webhooks, body: bytes) -> None:
+    """What kube-apiserver would never send, a careless or hostile client may: a 4xx or an answer, never a 500."""
+    status, answer = webhooks.post("/jobs/validate", body)
+    assert status in (200, 400), (status, answer[:200])
+    if status == 400:
+        assert len(answer.splitlines()) == 1, answer
+
+
 # -- JSON patches
 
 

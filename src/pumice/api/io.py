@@ -16,6 +16,7 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from pumice.api import reader
 from pumice.api.errors import ManifestError
 from pumice.api.meta import KubeObject
 from pumice.api.plain import is_plain
@@ -23,32 +24,7 @@ from pumice.api.registry import model_for, parse_object
 
 __all__ = ["dump_json", "dump_yaml", "load_dicts", "load_file", "load_text"]
 
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class _Loader(_BaseLoader):  # type: ignore[valid-type, misc]
-    """Safe loader that keeps unquoted timestamps as strings, like Kubernetes' YAML-to-JSON, and
-    refuses duplicate keys as kubectl does (two documents glued together without ``---`` would
-    otherwise silently become one)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"mapping key {key!r} already defined", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
-    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-}
 
 
 class _Dumper(_BaseDumper):  # type: ignore[valid-type, misc]
@@ -72,15 +48,19 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def load_file(path: str | os.PathLike[str]) -> list[KubeObject]:
-    """Read every object of a manifest file (see :func:`load_text`)."""
+    """Read every object of a manifest file (see :func:`load_text`).
+
+    Files larger than :func:`pumice.api.reader.max_file_bytes` are refused unread.
+    """
     source = os.fspath(path)
     return load_text(_read(source), source)
 
 
 def _read(source: str) -> str:
     try:
-        with open(source, encoding="utf-8-sig") as handle:
-            return handle.read()
+        return reader.read_text_file(source)  # refused unread past the size limit
+    except reader.TooLarge as err:
+        raise ManifestError(source, str(err)) from err
     except OSError as err:
         raise ManifestError(source, f"cannot read file: {err.strerror or err}") from err
     except UnicodeDecodeError as err:
@@ -115,7 +95,8 @@ def load_text(text: str, source: str = "<stdin>") -> list[KubeObject]:
     Accepts multi-document YAML, a JSON object, a JSON array of objects, and lists
     (``kind: List`` or ``*List`` with ``items``; a YAML/JSON sequence of objects). Unknown
     kinds come back as :class:`~pumice.api.registry.GenericObject`. Empty documents are
-    skipped. Raises :class:`ManifestError`.
+    skipped. Raises :class:`ManifestError`, also for text beyond the limits of
+    :mod:`pumice.api.reader` (nesting, YAML aliases).
     """
     objects: list[KubeObject] = []
     for document, data in _documents(text, source):
@@ -128,10 +109,14 @@ def _documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
     """``(document number, parsed data)``, JSON tried first when the text looks like JSON."""
     if text.lstrip()[:1] in ("{", "["):
         try:
-            yield 1, json.loads(text)
+            yield 1, reader.load_json(text)
             return
+        except reader.InputError as err:
+            raise ManifestError(source, str(err), document=1) from err
         except json.JSONDecodeError as err:
             json_error = err
+        except ValueError as err:  # an integer beyond Python's digit limit
+            raise ManifestError(source, f"invalid JSON: {err}", document=1) from err
         try:  # flow-style YAML also starts with a bracket
             documents = list(_yaml_documents(text, source))
         except ManifestError:
@@ -144,7 +129,10 @@ def _documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
 
 def _yaml_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
     try:
-        loader = _Loader(text)
+        reader.check_yaml(text)
+        loader = reader.Loader(reader.scrub_surrogates(text))
+    except reader.InputError as err:
+        raise ManifestError(source, str(err), document=getattr(err, "document", None)) from err
     except yaml.YAMLError as err:  # the pure-Python reader checks every character up front
         raise ManifestError(source, _yaml_message(err, text)) from err
     count = 0
@@ -154,7 +142,9 @@ def _yaml_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
                 if not loader.check_data():
                     return
                 data = loader.get_data()
-            except yaml.YAMLError as err:
+            except (yaml.YAMLError, ValueError) as err:
+                if not isinstance(err, yaml.YAMLError):  # an integer beyond Python's digit limit
+                    raise ManifestError(source, f"invalid YAML: {err}", document=count + 1) from err
                 if isinstance(err, yaml.reader.ReaderError):
                     # Bad characters are found by a buffered reader, ahead of the parser:
                     # the document is unknown, the position is exact.

@@ -11,6 +11,7 @@ from pumice.api.batch import Command, CronJob, Job
 from pumice.api.batch_v1 import BatchJob
 from pumice.api.core import Namespace, Node, Pod, ResourceQuota, ServiceAccount
 from pumice.api.errors import UnknownResourceError
+from pumice.api.federation import MemberCluster
 from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
 from pumice.api.nodeinfo import Numatopology
@@ -71,6 +72,7 @@ MODELS: tuple[type[KubeObject], ...] = (
     CustomResourceDefinition,
     JobFlow,
     JobTemplate,
+    MemberCluster,
     PodDisruptionBudget,
 )
 

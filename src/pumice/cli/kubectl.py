@@ -14,7 +14,9 @@ from typing import Annotated, Any
 
 import typer
 
+from pumice.api.reader import file_size_limit
 from pumice.cli import jobs, pods, queues
+from pumice.cli.limits import MaxFileSize
 from pumice.cli.toolkit import (
     AllNamespaces,
     Context,
@@ -207,11 +209,13 @@ def apply(
     kubeconfig: Kubeconfig = None,
     server: Server = None,
     context: Context = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Create or update (merge-patch) the objects in FILE, like kubectl apply."""
     code = 0
     with failures():
-        objects = read_manifests(filename)
+        with file_size_limit(max_file_size):
+            objects = read_manifests(filename)
         kc = client(kubeconfig, server, context)
         for obj in objects:
             try:
@@ -308,6 +312,7 @@ def delete(
     kubeconfig: Kubeconfig = None,
     server: Server = None,
     context: Context = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Delete the objects of FILE, or KIND NAME..."""
     failed = False
@@ -317,7 +322,8 @@ def delete(
         if filename:
             if args:
                 raise UsageError("give either -f FILE or KIND NAME..., not both")
-            objects = read_manifests(filename)
+            with file_size_limit(max_file_size):
+                objects = read_manifests(filename)
         else:
             if not args or len(args) < 2:
                 raise UsageError("give -f FILE, or KIND NAME...")

@@ -12,6 +12,7 @@ from rich.console import Console
 from pumice.cli import admission as admission_cmd
 from pumice.cli import crds as crds_cmd
 from pumice.cli import describe as describe_cmd
+from pumice.cli import federation as federation_cmd
 from pumice.cli import flows as flows_cmd
 from pumice.cli import jobs as jobs_cmd
 from pumice.cli import kubectl as kubectl_cmd
@@ -22,6 +23,7 @@ from pumice.cli import schedule as schedule_cmd
 from pumice.cli import sim as sim_cmd
 from pumice.cli import up as up_cmd
 from pumice.cli import validate
+from pumice.cli.limits import MaxFileSize
 
 app = typer.Typer(
     name="pumice",
@@ -49,11 +51,15 @@ def schedule(
         Path | None,
         typer.Option("--discover-topology", help="Label discovery config: build HyperNodes from the Nodes' labels"),
     ] = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Run exactly one scheduling session on the objects in FILE and print its decisions."""
+    from pumice.api.reader import file_size_limit
+
     console = Console()
     try:
-        text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology)
+        with file_size_limit(max_file_size):
+            text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology)
     except schedule_cmd.UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         raise typer.Exit(2) from None
@@ -68,6 +74,7 @@ app.add_typer(pods_cmd.app, name="pod")
 app.add_typer(flows_cmd.jobflow_app, name="jobflow")
 app.add_typer(flows_cmd.jobtemplate_app, name="jobtemplate")
 app.add_typer(describe_cmd.app, name="describe")
+app.add_typer(federation_cmd.app, name="federation")
 app.command("apply")(kubectl_cmd.apply)
 app.command("get")(kubectl_cmd.get)
 app.command("delete")(kubectl_cmd.delete)

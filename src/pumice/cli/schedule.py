@@ -11,6 +11,7 @@ from rich.table import Table
 
 from pumice.api import ManifestError
 from pumice.api.io import load_dicts
+from pumice.api.reader import read_text_file
 from pumice.controllers.expand import expand_jobs
 from pumice.scheduler import ConfError, SchedulerConf, SessionOutcome, default_conf, load_conf, node_scores, run_session
 from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config, with_discovered_hypernodes
@@ -40,9 +41,11 @@ def read_conf(path: Path | None) -> SchedulerConf:
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     try:
-        return load_conf(path.read_text(), source=str(path))
+        return load_conf(read_text_file(path), source=str(path))
     except ConfError as err:
         raise UsageError(str(err)) from None
+    except (OSError, ValueError) as err:  # too large, not UTF-8, unreadable
+        raise UsageError(f"{path}: {err}") from None
 
 
 def render_json(outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None) -> str:

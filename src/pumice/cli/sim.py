@@ -15,8 +15,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from pumice.api import ManifestError
+from pumice.api.reader import InputError, file_size_limit, read_text_file
 from pumice.nodes import parse_duration
 from pumice.scheduler import ConfError, load_conf
+
+from .limits import MaxFileSize
 
 __all__ = ["format_seconds", "render_table", "sim"]
 
@@ -123,6 +126,9 @@ def sim(
     compress: Annotated[float, typer.Option("--compress", help="Divide trace arrival times by this")] = 1.0,
     until: Annotated[str | None, typer.Option("--until", help="Stop at this virtual time (e.g. 1d, 90m)")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="volcano-scheduler.conf to use instead")] = None,
+    federation_config: Annotated[
+        Path | None, typer.Option("--federation-config", help="federation.yaml to use instead (federation scenarios)")
+    ] = None,
     compare: Annotated[str | None, typer.Option(
         "--compare", help="With --trace: placement policies side by side (binpack,fragmentation,default)")] = None,
     inflate: Annotated[float, typer.Option(
@@ -132,9 +138,11 @@ def sim(
     seed: Annotated[int, typer.Option("--seed", help="With --compare: seed of the pods drawn past the trace")] = 0,
     node_limit: Annotated[int | None, typer.Option(
         "--node-limit", help="With --compare: only the first N nodes of the trace's node list")] = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Simulate SCENARIO (or --trace) on a virtual clock and summarize jobs, queues and the cluster."""
     from pumice.sim import ScenarioError, job_rows, load_path, load_trace, run_scenario, summarize
+    from pumice.sim.federation import FederationScenario
     from pumice.sim.report import write_report
 
     def fail(message: str) -> typer.Exit:
@@ -166,13 +174,26 @@ def sim(
         elif scenario is None:
             raise fail("SCENARIO: missing (a scenario file, a directory of manifests, or --trace)")
         else:
-            sc = load_path(scenario)
+            with file_size_limit(max_file_size):
+                loaded = load_path(scenario)
+            if isinstance(loaded, FederationScenario):
+                if config is not None or report is not None:
+                    raise fail("--config and --report are for single-cluster scenarios (a federation scenario "
+                               "gives each cluster's scheduler configuration in it)")
+                _federation(loaded, federation_config, stop, output)
+                return
+            sc = loaded
+        if federation_config is not None:
+            raise fail("--federation-config: this is not a federation scenario (it has no clusters)")
         if stop is not None:
             sc.until = stop
         if config is not None:
             if not config.is_file():
                 raise fail(f"{config}: no such file")
-            sc.conf_text, sc.conf_source = config.read_text(), str(config)
+            try:
+                sc.conf_text, sc.conf_source = read_text_file(config), str(config)
+            except (OSError, UnicodeDecodeError, InputError) as err:  # unreadable, not UTF-8, too large
+                raise fail(f"{config}: {err}") from None
             load_conf(sc.conf_text, source=sc.conf_source)
         console = Console(width=None if sys.stdout.isatty() else 160)
         horizon = sc.until if sc.until is not None else max((a.at for a in sc.timeline), default=0.0)
@@ -195,6 +216,69 @@ def sim(
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     render_table(console, rows, summary, sc.name)
+
+
+def _federation(sc: Any, config_path: Path | None, stop: float | None, output: str) -> None:
+    """Run a federation scenario (``pumice.sim.federation``) and print what happened where."""
+    from pumice.federation.config import FederationConfigError, load_config
+    from pumice.sim.federation import federation_summary, run_federation
+
+    config = None
+    if config_path is not None:
+        try:
+            config = load_config(config_path)
+        except FederationConfigError as err:
+            print(f"error: {err}", file=sys.stderr)
+            raise typer.Exit(2) from None
+    if stop is not None:
+        sc.until = stop
+    result = run_federation(sc, config)
+    summary = federation_summary(result)
+    if output == "json":
+        sys.stdout.write(json.dumps({"scenario": sc.name, **summary}, indent=2) + "\n")
+        return
+    render_federation(Console(width=None if sys.stdout.isatty() else 160), summary, sc.name)
+
+
+def render_federation(console: Console, summary: dict[str, Any], title: str) -> None:
+    rows = summary["jobs"]
+    if len(rows) <= JOB_ROWS:
+        t = Table(title=f"Jobs — {title}", title_justify="left")
+        for col in ("JOB", "QUEUE", "CLUSTER", "PHASE", "SUBMITTED", "STARTED", "FINISHED", "MOVES", "WHY"):
+            t.add_column(col, overflow="fold")
+        for r in rows:
+            why = r["reason"] if r["phase"] not in ("Completed", "Running") else ""
+            t.add_row(f"{r['namespace']}/{r['name']}", r["queue"], r["cluster"] or "-", r["phase"],
+                      format_seconds(r["submitted"]), format_seconds(r["started"]), format_seconds(r["finished"]),
+                      str(r["moves"]), why)
+        console.print(t)
+    t = Table(title="Clusters", title_justify="left")
+    for col in ("CLUSTER", "STATE", "NODES", "GPUS", "JOBS RUN", "GPU UTIL", "CPU UTIL", "COST"):
+        t.add_column(col, justify="left" if col in ("CLUSTER", "STATE") else "right")
+    for name, c in summary["clusters"].items():
+        t.add_row(name, c["state"], str(c["nodes"]), f"{c['gpus']:g}", str(c["jobs_run"]), _pct(c["gpu_util"]),
+                  _pct(c["cpu_util"]), f"{c['cost']:.2f}")
+    console.print(t)
+    t = Table(title="Queues", title_justify="left")
+    for col in ("QUEUE", "JOBS", "STARTED", "FINISHED", "MEAN WAIT"):
+        t.add_column(col, justify="left" if col == "QUEUE" else "right")
+    for name, q in summary["queues"].items():
+        t.add_row(name, str(q["jobs"]), str(q["started"]), str(q["finished"]), format_seconds(q["mean_wait"]))
+    console.print(t)
+    f = summary["federation"]
+    t = Table(title="Federation", title_justify="left")
+    t.add_column("METRIC")
+    t.add_column("VALUE", justify="right")
+    t.add_row("jobs", str(f["jobs"]))
+    t.add_row("job phases", ", ".join(f"{k} {v}" for k, v in f["job_phases"].items()) or "-")
+    t.add_row("cost", f"{f['cost']:.2f}")
+    t.add_row("jobs moved (re-dispatched)", str(f["moves"]))
+    t.add_row("times a job ran twice at once", str(f["overlaps"]))
+    t.add_row("dispatch decisions", str(f["dispatch_decisions"]))
+    t.add_row("simulated", f"{format_seconds(f['end'])} in {f['wall_seconds']:.2f}s wall")
+    console.print(t)
+    for err in f.get("errors", []):
+        console.print(f"[yellow]refused: {err}")
 
 
 def _compare(policies: str, trace_dir: Path, pods: str, nodes: str, limit: int | None, inflate: float, rate: int,

@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pumice.api import ManifestError, UnknownResourceError, is_valid_quantity, load_file, load_text, milli_value
+from pumice.api.reader import max_file_bytes
 from pumice.client import ClientError, KubeClient, connect
 
 Obj = dict[str, Any]
@@ -203,12 +204,24 @@ def nothing_found(namespace: str | None) -> None:
 # ---------------------------------------------------------------------------- manifests
 
 
+def _read_stdin() -> str:
+    """Standard input as text, refused past the file size limit (``--max-file-size``)."""
+    limit = max_file_bytes()
+    data = sys.stdin.buffer.read(limit + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read(limit + 1).encode()
+    if len(data) > limit:
+        raise ManifestError("<stdin>", f"input too large: more than {limit} bytes (--max-file-size raises the limit)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ManifestError("<stdin>", f"not UTF-8 text: {err.reason} at byte {err.start}") from err
+
+
 def read_manifests(files: Sequence[Path]) -> list[Obj]:
     """Every object of every file (``-`` reads stdin); all read before anything is sent."""
     objects: list[Obj] = []
     for path in files:
         if str(path) == "-":
-            loaded = load_text(sys.stdin.read(), "<stdin>")
+            loaded = load_text(_read_stdin(), "<stdin>")
         else:
             if not path.exists():
                 raise UsageError(f"{path}: no such file")

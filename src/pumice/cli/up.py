@@ -1,15 +1,22 @@
 """``pumice up`` / ``pumice down``: the local control plane.
 
 One process: a ``SqliteStore`` under the data directory, a ``WallClock`` (optionally sped up), the embedded
-``Cluster`` (admission, controllers, scheduler, simulated kubelets) driven from a background thread, and the
-Kubernetes API server (HTTPS with a bearer token, loopback only) for kubectl. ``DIR/kubeconfig`` is written
-at start; ``DIR/pumice.pid`` lets ``pumice down`` stop it. Every write is committed to SQLite before it is
-acknowledged, so a restart (or a crash) loses nothing a client was told had succeeded.
+``Cluster`` (admission, controllers, simulated kubelets) driven from a background thread, its scheduler from a
+thread of its own (so that it binds at its own pace however busy the API is), and the Kubernetes API server
+(HTTPS with a bearer token) for kubectl. ``DIR/kubeconfig`` is written at start; ``DIR/pumice.pid`` lets
+``pumice down`` stop it. Every write is committed to SQLite before it is acknowledged, so a restart (or a
+crash) loses nothing a client was told had succeeded.
+
+Secure by default: the server listens on 127.0.0.1 unless ``--bind-address`` says otherwise (with a warning);
+the data directory is 0700 and every file in it 0600 (the store holds every object, Secrets included; the
+token and the kubeconfig are credentials); the token is never printed or logged (the dashboard's sign-in line
+names the file that holds it); request bodies are limited to ``--max-request-bytes``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import logging
 import os
@@ -26,7 +33,10 @@ from typing import Annotated, Any
 
 import typer
 
+from pumice.api.reader import file_size_limit
 from pumice.server.connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
+
+from .limits import MaxFileSize, parse_size
 
 __all__ = ["DEFAULT_PORT", "ControlPlane", "default_data_dir", "down", "read_pid_file", "up"]
 
@@ -37,6 +47,8 @@ LOG_FILE = "pumice.log"
 STORE_FILE = "store.db"
 CLOCK_FILE = "clock"
 KUBECONFIG = "kubeconfig"
+TOKEN_FILE = "token"
+LOOPBACK = "127.0.0.1"
 #: Longest sleep of the driver thread between two cluster steps (wall seconds).
 MAX_IDLE = 1.0
 
@@ -52,6 +64,43 @@ def default_data_dir() -> Path:
     if home.is_dir() and os.access(home, os.W_OK):
         return home / ".pumice"
     return Path.cwd() / ".pumice"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name) only reaches this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_warning(host: str) -> str | None:
+    """The warning for a server told to listen beyond this machine, or None."""
+    if is_loopback(host):
+        return None
+    return (f"warning: the API server listens on {host}, not only on this machine: anyone who can reach it and "
+            "holds the token (or a kubeconfig) can use the whole API")
+
+
+def private_directory(path: Path) -> None:
+    """Create ``path`` as 0700 (making an existing one 0700) and make the files in it 0600."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
+    for child in path.iterdir():
+        with contextlib.suppress(OSError):
+            if child.is_file() and not child.is_symlink() and child.stat().st_mode & 0o077:
+                child.chmod(0o600)
+
+
+def _write_private(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
 
 
 def read_pid_file(data_dir: Path) -> dict[str, Any] | None:
@@ -96,9 +145,7 @@ def _continued_clock(data_dir: Path, scale: float) -> Any:
 
 
 def _save_clock(data_dir: Path, now: float) -> None:
-    tmp = data_dir / (CLOCK_FILE + ".tmp")
-    tmp.write_text(f"{now:.3f}\n", encoding="utf-8")
-    os.replace(tmp, data_dir / CLOCK_FILE)
+    _write_private(data_dir / CLOCK_FILE, f"{now:.3f}\n")
 
 
 @dataclass
@@ -112,24 +159,30 @@ class ControlPlane:
     """Store + cluster + API server in this process; ``start()`` returns once the server listens."""
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
-                 host: str = "127.0.0.1", config: Path | None = None, discovery: Any = None,
-                 limits: Any = None) -> None:
+                 host: str = LOOPBACK, max_request_bytes: int | None = None, config: Path | None = None,
+                 discovery: Any = None, limits: Any = None) -> None:
         """``config``: a ``volcano-scheduler.conf`` re-read when it changes (None: the live default, see
-        ``pumice.runtime.schedconf``); ``discovery``: HyperNodes from node labels (``--discover-topology``).
-        ``start`` raises ``ConfError`` for a bad configuration file. ``limits``: the API server's
-        ``pumice.server.ConnectionLimits`` (None: the defaults)."""
+        ``pumice.runtime.schedconf``); ``discovery``: HyperNodes from node labels (``--discover-topology``);
+        ``max_request_bytes``: the largest request body and object; ``limits``: the API server's
+        ``pumice.server.ConnectionLimits`` (None: the defaults). ``start`` raises ``ConfError`` for a bad
+        configuration file."""
         from pumice.runtime.schedconf import ConfFile
+        from pumice.server import DEFAULT_MAX_BODY_BYTES
 
         self.conf_file = ConfFile(config) if config is not None else None
         self.discovery = discovery
+
         self.data_dir = Path(data_dir)
         self.limits = limits
         self.port = port
         self.time_scale = time_scale
         self.host = host
-        self._wake = threading.Event()
+        self.max_request_bytes = max_request_bytes or DEFAULT_MAX_BODY_BYTES
+        self._wake = threading.Event()  # the controllers' and kubelets' driver
+        self._schedule_wake = threading.Event()  # the scheduler's thread
         self._stopping = threading.Event()
         self._driver: threading.Thread | None = None
+        self._scheduler: threading.Thread | None = None
         self._parts: _Parts | None = None
         self.kubeconfig = self.data_dir / KUBECONFIG
         self.step_errors = 0
@@ -137,53 +190,85 @@ class ControlPlane:
 
     @property
     def url(self) -> str:
-        return f"https://{self.host}:{self.port}"
+        """Where clients reach the server (a wildcard address is reached on the loopback)."""
+        host = LOOPBACK if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"https://[{host}]:{self.port}" if ":" in host else f"https://{host}:{self.port}"
+
+    @property
+    def cluster(self) -> Any:
+        """The running embedded ``Cluster`` (after ``start``)."""
+        assert self._parts is not None, "not started"
+        return self._parts.cluster
+
+    @property
+    def store(self) -> Any:
+        assert self._parts is not None, "not started"
+        return self._parts.store
 
     def start(self) -> ControlPlane:
-        from pumice.clock import to_datetime
+        from pumice.clock import WallClock, to_datetime
+        from pumice.federation.fence import add_fence_agent
         from pumice.runtime import Cluster, default_objects, load_admission
         from pumice.server import ServerThread, create_app, ensure_certificates, load_or_create_token, write_kubeconfig
+        from pumice.server.tls import LOOPBACK_HOSTS
         from pumice.store import SqliteStore
 
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_directory(self.data_dir)
+        warning = exposure_warning(self.host)
+        if warning is not None:
+            log.warning("%s", warning.removeprefix("warning: "))
         running = read_pid_file(self.data_dir)
         if running and running["pid"] != os.getpid() and _alive(running["pid"]):
             raise RuntimeError(f"pumice is already running from {self.data_dir} (pid {running['pid']})")
         clock = _continued_clock(self.data_dir, self.time_scale)
         self._clock = clock
         store = SqliteStore(self.data_dir / STORE_FILE, clock=lambda: to_datetime(clock.now()),
-                            admission=load_admission(cluster=True))
+                            admission=load_admission(cluster=True), max_object_bytes=self.max_request_bytes)
         try:
             from pumice.runtime.schedconf import live_default_conf
 
             conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
             cluster = Cluster(store, clock, conf, discovery=self.discovery)
+            cluster.schedule_apart()  # the scheduler has a thread of its own (see ``_schedule``)
             default_objects(store)
+            # a federation's member stops the federation's jobs when cut off from it; leases are real seconds
+            add_fence_agent(cluster.controllers, store, clock, lease_clock=WallClock(), scale=self.time_scale)
             token = load_or_create_token(self.data_dir)
-            tls = ensure_certificates(self.data_dir)
-            app = create_app(store, token=token, now=clock.now, on_change=self._wake.set, metrics=cluster.metrics)
+            hosts = LOOPBACK_HOSTS if self.host in (*LOOPBACK_HOSTS, "0.0.0.0", "::", "") else \
+                (*LOOPBACK_HOSTS, self.host)  # the address it is told to listen on, in its certificate too
+            tls = ensure_certificates(self.data_dir, hosts=hosts)
+            app = create_app(store, token=token, now=clock.now, on_change=self._changed, metrics=cluster.metrics,
+                             max_body_bytes=self.max_request_bytes)
             server = ServerThread(app, host=self.host, port=self.port, tls=tls, limits=self.limits).start()
         except BaseException:
             store.close()
             raise
+        self.port = server.port
         try:
-            write_kubeconfig(self.kubeconfig, server.url, token, ca_file=tls.ca)
+            write_kubeconfig(self.kubeconfig, self.url, token, ca_file=tls.ca)
         except BaseException:
             server.stop()
             store.close()
             raise
-        self.port = server.port
         self._parts = _Parts(store, cluster, server)
         self._driver = threading.Thread(target=self._drive, args=(cluster, clock), name="pumice-cluster",
                                         daemon=True)
+        self._scheduler = threading.Thread(target=self._schedule, args=(cluster, clock), name="pumice-scheduler",
+                                           daemon=True)
         self._driver.start()
-        pid_info = {"pid": os.getpid(), "port": self.port, "url": server.url, "kubeconfig": str(self.kubeconfig),
+        self._scheduler.start()
+        pid_info = {"pid": os.getpid(), "port": self.port, "url": self.url, "kubeconfig": str(self.kubeconfig),
                     "timeScale": self.time_scale}
-        (self.data_dir / PID_FILE).write_text(json.dumps(pid_info) + "\n", encoding="utf-8")
+        _write_private(self.data_dir / PID_FILE, json.dumps(pid_info) + "\n")
         return self
 
+    def _changed(self) -> None:
+        """The store changed through the API: controllers, kubelets and the scheduler have a look."""
+        self._wake.set()
+        self._schedule_wake.set()
+
     def _drive(self, cluster: Any, clock: Any) -> None:
-        """Step the cluster when it has something due or the store changed through the API."""
+        """Step the controllers and kubelets when they have something due or the store changed."""
         saved = 0.0
         while not self._stopping.is_set():
             self._wake.clear()
@@ -191,26 +276,50 @@ class ControlPlane:
                 with contextlib.suppress(OSError):
                     _save_clock(self.data_dir, clock.now())
                 saved = time.monotonic()
-                if self.conf_file is not None:
-                    conf = self.conf_file.poll()  # a bad file is logged and the running configuration kept
-                    if conf is not None:
-                        cluster.scheduler.conf = conf
             delay = MAX_IDLE
             try:
-                cluster.step()
+                if cluster.step():
+                    self._schedule_wake.set()  # they wrote (pods, PodGroups): maybe something to schedule
+                    delay = 0.0  # and maybe more to do: a step gives up after a bounded number of rounds
                 nxt = cluster.next_wakeup()
                 if nxt is not None:
                     delay = min(MAX_IDLE, max(0.0, (nxt - clock.now()) / self.time_scale))
             except Exception:  # keep serving: log, back off, try again
                 self.step_errors += 1
                 log.exception("cluster step failed")
-            self._wake.wait(delay)
+            if delay > 0:
+                self._wake.wait(delay)
+
+    def _schedule(self, cluster: Any, clock: Any) -> None:
+        """The scheduler's own thread: a cycle whenever one is due (something changed, the period passed), at its
+        own pace however busy the API and the controllers are (issue 15: it starved behind them)."""
+        while not self._stopping.is_set():
+            self._schedule_wake.clear()
+            due = None
+            try:
+                if self.conf_file is not None:
+                    conf = self.conf_file.poll()  # a bad file is logged and the running configuration kept
+                    if conf is not None:
+                        cluster.scheduler.conf = conf
+                cycles = cluster.cycles
+                due = cluster.schedule()
+                if cluster.cycles != cycles:
+                    self._wake.set()  # binds and evictions: kubelets and controllers react
+            except Exception:  # keep serving: log, back off, try again
+                self.step_errors += 1
+                log.exception("scheduling cycle failed")
+            if due is None:  # nothing to do: until something changes
+                self._schedule_wake.wait(MAX_IDLE)
+            else:  # a cycle is due (the period after the last one): changes meanwhile wait for it
+                self._stopping.wait(min(MAX_IDLE, max(0.0, (due - clock.now()) / self.time_scale)))
 
     def stop(self) -> None:
         self._stopping.set()
         self._wake.set()
-        if self._driver is not None:
-            self._driver.join(30)
+        self._schedule_wake.set()
+        for thread in (self._driver, self._scheduler):
+            if thread is not None:
+                thread.join(30)
         parts, self._parts = self._parts, None
         if parts is not None:
             with contextlib.suppress(OSError):
@@ -240,16 +349,20 @@ def _healthy(url: str, ca: Path) -> bool:
         return False
 
 
-def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0,
+def _start_background(data_dir: Path, port: int, time_scale: float, timeout: float = 30.0, *,
+                      host: str = LOOPBACK, max_request_bytes: int | None = None,
                       extra: list[str] | None = None) -> dict[str, Any]:
-    """Run ``pumice up`` detached (output in DIR/pumice.log); return its pid file once it serves."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    """Run ``pumice up`` detached (output in DIR/pumice.log, 0600); return its pid file once it serves."""
+    private_directory(data_dir)
     before = read_pid_file(data_dir)
     if before and _alive(before["pid"]):
         raise RuntimeError(f"pumice is already running from {data_dir} (pid {before['pid']})")
     cmd = [sys.executable, "-m", "pumice.cli.main", "up", "--data-dir", str(data_dir), "--port", str(port),
-           "--time-scale", str(time_scale), *(extra or [])]
-    with open(data_dir / LOG_FILE, "ab") as out:
+           "--time-scale", str(time_scale), "--bind-address", host, *(extra or [])]
+    if max_request_bytes is not None:
+        cmd += ["--max-request-bytes", str(max_request_bytes)]
+    fd = os.open(data_dir / LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     deadline = time.monotonic() + timeout
@@ -296,7 +409,7 @@ def _apply(kubeconfig: Path, manifests: list[dict[str, Any]]) -> None:
 
 def up(
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="State directory (default ~/.pumice)")] = None,
-    port: Annotated[int, typer.Option("--port", help="API server port on 127.0.0.1")] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option("--port", help="API server port")] = DEFAULT_PORT,
     time_scale: Annotated[float, typer.Option("--time-scale", help="Cluster seconds per wall second")] = 1.0,
     background: Annotated[
         bool, typer.Option("--background", "-d", help="Detach; return once the server answers")
@@ -305,6 +418,15 @@ def up(
         list[Path] | None,
         typer.Option("--filename", "-f", help="Manifests (files or directories) to apply once it serves"),
     ] = None,
+    bind_address: Annotated[
+        str, typer.Option("--bind-address", help="Address to listen on (default 127.0.0.1: this machine only)")
+    ] = LOOPBACK,
+    max_request_bytes: Annotated[
+        int | None,
+        typer.Option("--max-request-bytes", parser=parse_size, metavar="SIZE",
+                     help="Largest request body and object (default 3Mi, as kube-apiserver)"),
+    ] = None,
+    max_file_size: MaxFileSize = None,
     config: Annotated[
         Path | None,
         typer.Option("--config", help="volcano-scheduler.conf, re-read when it changes (default: Volcano's "
@@ -322,28 +444,43 @@ def up(
     max_connections: Annotated[int, typer.Option(
         "--max-connections", help="Open connections at most (watches included); more are answered 503")
     ] = DEFAULT_MAX_CONNECTIONS,
+    federation: Annotated[
+        bool, typer.Option("--federation", help="Host a federation: jobs run in member clusters (docs/federation.md)")
+    ] = False,
+    members: Annotated[
+        Path | None, typer.Option("--members", help="With --federation: member clusters to run here too (YAML)")
+    ] = None,
+    federation_config: Annotated[
+        Path | None, typer.Option("--federation-config", help="With --federation: federation.yaml")
+    ] = None,
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
     from pumice.server.connections import ConnectionLimits
 
     directory = (data_dir or default_data_dir()).expanduser().resolve()
-    manifests = _read_manifests(filename)
+    with file_size_limit(max_file_size):
+        manifests = _read_manifests(filename)
+        discovery = _read_startup_files(config, discover_topology)
     if time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         raise typer.Exit(2)
+    warning = exposure_warning(bind_address)
+    if warning is not None:
+        print(warning, file=sys.stderr, flush=True)
+    federation_extra = _federation_args(federation, members, federation_config)
     try:
         limits = ConnectionLimits(header_timeout, idle_timeout, max_connections)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         raise typer.Exit(2) from None
-    discovery = _read_startup_files(config, discover_topology)
     if background:
         extra = [*(["--config", str(config.resolve())] if config else []),
                  *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else []),
                  "--header-timeout", str(header_timeout), "--idle-timeout", str(idle_timeout),
-                 "--max-connections", str(max_connections)]
+                 "--max-connections", str(max_connections), *federation_extra]
         try:
-            info = _start_background(directory, port, time_scale, extra=extra)
+            info = _start_background(directory, port, time_scale, host=bind_address,
+                                     max_request_bytes=max_request_bytes, extra=extra)
         except RuntimeError as err:
             print(f"error: {err}", file=sys.stderr)
             raise typer.Exit(1) from None
@@ -352,8 +489,10 @@ def up(
         _apply(directory / KUBECONFIG, manifests)
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plane = ControlPlane(directory, port=port, time_scale=time_scale, config=config, discovery=discovery,
-                         limits=limits)
+    plane: Any = ControlPlane(directory, port=port, time_scale=time_scale, host=bind_address,
+                              max_request_bytes=max_request_bytes, config=config, discovery=discovery, limits=limits)
+    if federation:  # --config and --discover-topology go to the members run here
+        plane = _federation_host(directory, port, time_scale, members, federation_config, config, discovery)
     try:
         plane.start()
     except Exception as err:
@@ -368,7 +507,10 @@ def up(
         signal.signal(sig, _signal)
     print(f"pumice is up at {plane.url} (data {directory}, time scale {time_scale}); "
           f"export KUBECONFIG={plane.kubeconfig}", flush=True)
-    print(f"dashboard: {plane.url}/?token={(directory / 'token').read_text().strip()}", flush=True)
+    for name, member in getattr(plane, "members", {}).items():
+        print(f"member {name} is up at {member.url}; kubeconfig {member.kubeconfig}", flush=True)
+    print(f"dashboard: {plane.url}/ (sign in once at {plane.url}/?token=<the token in {directory / TOKEN_FILE}>)",
+          flush=True)
     _apply(plane.kubeconfig, manifests)
     try:
         while not done.wait(0.5):
@@ -378,19 +520,41 @@ def up(
     print("pumice stopped", flush=True)
 
 
-def _read_startup_files(config: Path | None, discover_topology: Path | None) -> Any:
-    """Check ``--config`` and read ``--discover-topology`` before anything starts: one line and exit 2 if bad."""
-    from pumice.runtime.schedconf import ConfFile
-    from pumice.scheduler import ConfError
-    from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
+def _federation_args(federation: bool, members: Path | None, config: Path | None) -> list[str]:
+    """Check the federation options (one-line errors, exit 2) and pass them on to a background ``pumice up``."""
+    if not federation:
+        if members is not None or config is not None:
+            print("error: --members and --federation-config go with --federation", file=sys.stderr)
+            raise typer.Exit(2)
+        return []
+    from pumice.federation.config import FederationConfigError, load_config
+    from pumice.sim.errors import ScenarioError
+
+    from .federation_host import load_members
 
     try:
         if config is not None:
-            ConfFile(config)
-        return load_discovery_config(discover_topology) if discover_topology is not None else None
-    except (ConfError, DiscoveryConfigError) as err:
+            load_config(config)
+        if members is not None:
+            load_members(members)
+    except (FederationConfigError, ScenarioError) as err:
         print(f"error: {err}", file=sys.stderr)
         raise typer.Exit(2) from None
+    out = ["--federation"]
+    if members is not None:
+        out += ["--members", str(members.resolve())]
+    if config is not None:
+        out += ["--federation-config", str(config.resolve())]
+    return out
+
+
+def _federation_host(directory: Path, port: int, time_scale: float, members: Path | None,
+                     config: Path | None, scheduler_config: Path | None, discovery: Any) -> Any:
+    from .federation_host import FederationHost, load_members
+
+    return FederationHost(directory, port=port, time_scale=time_scale, config_path=config,
+                          members=load_members(members) if members is not None else [],
+                          member_config=scheduler_config, member_discovery=discovery)
 
 
 def down(
@@ -416,3 +580,18 @@ def down(
         print(f"error: pumice (pid {pid}) did not stop within {timeout} s", file=sys.stderr)
         raise typer.Exit(1)
     print(f"pumice stopped (pid {pid})")
+
+
+def _read_startup_files(config: Path | None, discover_topology: Path | None) -> Any:
+    """Check ``--config`` and read ``--discover-topology`` before anything starts: one line and exit 2 if bad."""
+    from pumice.runtime.schedconf import ConfFile
+    from pumice.scheduler import ConfError
+    from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
+
+    try:
+        if config is not None:
+            ConfFile(config)
+        return load_discovery_config(discover_topology) if discover_topology is not None else None
+    except (ConfError, DiscoveryConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(2) from None

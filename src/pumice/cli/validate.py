@@ -16,8 +16,11 @@ import typer
 
 from pumice.admission import admitted_memory_store
 from pumice.api import KubeObject, ManifestError, load_file
+from pumice.api.reader import file_size_limit
 from pumice.controllers import ensure_default_queues
 from pumice.store import MemoryStore, StoreError
+
+from .limits import MaxFileSize
 
 __all__ = ["Refusal", "check", "validate"]
 
@@ -68,10 +71,12 @@ def check(objects: list[tuple[str, int, KubeObject]], store: MemoryStore | None 
 def validate(
     file: Annotated[list[Path], typer.Option("--file", "-f", help="Manifest(s), applied in order")],
     more: Annotated[list[Path] | None, typer.Argument(help="More manifests (so -f a.yaml b.yaml works)")] = None,
+    max_file_size: MaxFileSize = None,
 ) -> None:
     """Check manifests against Volcano's admission rules, applied in order to an empty cluster."""
     try:
-        objects = _load([*file, *(more or [])])
+        with file_size_limit(max_file_size):
+            objects = _load([*file, *(more or [])])
     except ManifestError as err:
         print(f"error: {err}", file=sys.stderr)
         raise typer.Exit(2) from None

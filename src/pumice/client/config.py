@@ -199,11 +199,12 @@ def load_plain(path: str, context: str | None = None, server: str | None = None)
     its current (or named) context; tokens, token files, client certificates and CAs — no auth plugins."""
     import yaml
 
+    from pumice.api.reader import load_yaml, read_text_file
+
     first = path.split(os.pathsep)[0]
     try:
-        with open(first, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh) or {}
-    except (OSError, yaml.YAMLError) as err:
+        doc = load_yaml(read_text_file(first)) or {}
+    except (OSError, yaml.YAMLError, ValueError) as err:
         raise ConfigError(f"kubeconfig {first}: cannot be read: {err}") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"kubeconfig {first}: not a kubeconfig")

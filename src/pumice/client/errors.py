@@ -95,7 +95,7 @@ class ApiError(ClientError):
         status: dict[str, Any] | None = None
         try:
             data = json.loads(body.decode("utf-8", "replace")) if body else None
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         if isinstance(data, dict) and (data.get("kind") == "Status" or "message" in data):
             status = data

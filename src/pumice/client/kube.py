@@ -166,7 +166,7 @@ class KubeClient:
             return {}
         try:
             return json.loads(resp.data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past the interpreter's stack
             raise ApiError(resp.status, "BadResponse", f"{method} {path}: the server's answer is not JSON") from None
 
     def get_json(self, path: str) -> Any:
@@ -310,11 +310,16 @@ class KubeClient:
 def _event(line: bytes, res: Resource) -> Obj:
     try:
         event = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ApiError(500, "BadResponse", "a watch event is not JSON") from None
+    if not isinstance(event, dict):
+        raise ApiError(500, "BadResponse", "a watch event is not an object")
     if event.get("type") == "ERROR":
-        status = event.get("object") or {}
-        raise ApiError(int(status.get("code") or 500), str(status.get("reason") or ""),
+        status = event.get("object")
+        if not isinstance(status, dict):
+            status = {"message": f"watch error: {str(status)[:200]}"}
+        code = status.get("code")
+        raise ApiError(code if isinstance(code, int) and 400 <= code < 600 else 500, str(status.get("reason") or ""),
                        str(status.get("message") or "watch error"), status)
     obj = event.get("object")
     if isinstance(obj, dict) and event.get("type") != "BOOKMARK":

@@ -5,13 +5,19 @@ objects that moved since the last call (the first call: every listed object, as 
 ``objects`` current. A controller that writes an object records the result with ``put``/``forget``
 right away, so that its next decision in the same pass sees its own write; the watch event that
 follows is then a no-op and is dropped.
+
+A version of an object the controllers cannot read (``pumice.api.wellformed.problem``) is not handed out:
+the mirror keeps the last version it could read (a new object stays absent), and a warning is logged once for
+it, so that one poisoned object cannot stop a controller's work on every other one.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
+from pumice.api.wellformed import problem, screened
 from pumice.store import Gone, Store, Watcher
 from pumice.store.protocol import LabelSelectorArg
 
@@ -19,6 +25,25 @@ __all__ = ["Delta", "Mirror", "obj_key"]
 
 Obj = dict[str, Any]
 _NO_META: Obj = {}  # read-only
+
+log = logging.getLogger("pumice.controllers")
+_warned: dict[tuple[Any, ...], None] = {}  # (kind, key, problem) already logged, by any mirror
+
+
+def _readable(obj: Obj) -> bool:
+    """Whether the controllers can read ``obj``; the first time one cannot, a warning says why."""
+    wrong = problem(obj)
+    if wrong is None:
+        return True
+    meta = obj.get("metadata") or _NO_META
+    said = (obj.get("kind"), meta.get("namespace"), meta.get("name"), wrong)
+    if said not in _warned:
+        if len(_warned) > 10_000:
+            _warned.clear()
+        _warned[said] = None
+        log.warning("controllers skip %s %s/%s: %s", obj.get("kind"), meta.get("namespace") or "",
+                    meta.get("name"), wrong)
+    return False
 
 
 def obj_key(obj: Obj) -> tuple[str, str]:
@@ -49,11 +74,12 @@ class Mirror:
         self._tombstones: dict[tuple[str, str], int] = {}
         self._written: set[tuple[str, str]] = set()  # keys ``put`` since their last event (see ``drain``)
         self._pending: list[Delta] = []
+        self._screen = screened(store)  # check what is read (see ``pumice.api.wellformed``)
         self._start()
 
     def _start(self) -> None:
         items, rv = self.store.list(self.resource, label_selector=self.label_selector)
-        fresh = {obj_key(o): o for o in items}
+        fresh = {obj_key(o): o for o in items if not self._screen or _readable(o)}
         for key in sorted(self.objects.keys() - fresh.keys()):
             self._pending.append(Delta(key, self.objects[key], None))
         for key, obj in fresh.items():
@@ -76,7 +102,7 @@ class Mirror:
         if not events and not self._pending:
             return []
         deltas, self._pending = self._pending, []
-        objects, tombstones, written = self.objects, self._tombstones, self._written
+        objects, tombstones, written, screen = self.objects, self._tombstones, self._written, self._screen
         for event in events:
             kind = event.type
             if kind == "BOOKMARK":
@@ -93,6 +119,8 @@ class Mirror:
             old = objects.get(key)
             if old is obj:
                 continue  # our own write, recorded with the store's own object (a read-only result)
+            if screen and kind != "DELETED" and not _readable(obj):
+                continue  # unreadable: the last readable version stays
             if kind == "DELETED":
                 if old is None:
                     continue

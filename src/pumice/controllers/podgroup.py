@@ -14,6 +14,7 @@ zero loses its PodGroup; one scaled up or changed gets it made or brought up to 
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import Any
 
 from pumice.api.quantity import format_quantity
@@ -41,6 +42,7 @@ __all__ = ["SCHEDULER_NAMES", "PodGroupController", "podgroup_for_pod"]
 
 Obj = dict[str, Any]
 SCHEDULER_NAMES = frozenset({"volcano"})
+log = logging.getLogger("pumice.controllers")
 _TOPOLOGY_MODE = "volcano.sh/network-topology-mode"
 _TOPOLOGY_TIER = "volcano.sh/network-topology-highest-tier"
 _INHERITED_PREFIX = "volcano.sh/"
@@ -173,8 +175,13 @@ class PodGroupController:
         if meta(pod).get("deletionTimestamp"):
             return False
         pg = podgroup_for_pod(pod, self._owner_annotations(pod))
-        with contextlib.suppress(AlreadyExists):
+        try:
             self.store.create(PODGROUPS, pg, copy=False)
+        except AlreadyExists:
+            pass
+        except StoreError as err:  # refused (say, its queue is not open): this pod waits, the others go on
+            log.warning("no PodGroup for pod %s/%s: %s", meta(pod).get("namespace"), name_of(pod), err)
+            return False
         return self._annotate(pod, pg["metadata"]["name"])
 
     def _annotate(self, pod: Obj, pg_name: str) -> bool:

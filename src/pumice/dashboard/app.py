@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -18,6 +19,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from pumice.api import ManifestError, apply_defaults, load_text
+from pumice.api.reader import load_json
+from pumice.server.body import read_body
+from pumice.server.headers import SECURITY_HEADERS, SecurityHeaders
 from pumice.store import Store, StoreError
 
 from . import pages
@@ -26,6 +30,7 @@ from .mirror import StoreMirror
 
 __all__ = ["ApplyError", "apply_manifest", "create_app", "routes"]
 
+log = logging.getLogger("pumice.dashboard")
 STATIC_DIR = Path(__file__).parent / "static"
 API = "/dashboard/api"
 MAX_MANIFEST = 1 << 20
@@ -33,7 +38,8 @@ MAX_MANIFEST = 1 << 20
 MIN_INTERVAL = 1.0
 CACHE_SIZE = 64
 
-_LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>pumice dashboard</title>
+_LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
+<title>pumice dashboard</title>
 <style>body{{font:15px system-ui,sans-serif;background:#f4f6fa;color:#1d2330;display:grid;place-items:center;
 height:100vh;margin:0}}main{{background:#fff;padding:2rem 2.5rem;border-radius:10px;
 box-shadow:0 2px 10px #0002;max-width:34rem}}code{{background:#eef1f6;padding:.1rem .3rem;border-radius:4px}}
@@ -129,6 +135,20 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
     """
     source: Any = StoreMirror(store, pages.RESOURCES) if mirror else store
 
+    def guarded(endpoint: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        """``endpoint`` whose answers carry the security headers (see ``pumice.server.headers``)."""
+
+        async def call(request: Request) -> Response:
+            response = endpoint(request)
+            if not isinstance(response, Response):
+                response = await response
+            for name, value in SECURITY_HEADERS:
+                response.headers.setdefault(name.decode(), value.decode())
+            return response
+
+        return call
+
+    @guarded
     def index(request: Request) -> Response:
         given = request.query_params.get("token")
         if given is not None and token:
@@ -144,6 +164,7 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
     def authorized_token(given: str) -> bool:
         return bool(token) and hmac.compare_digest(given.encode(), str(token).encode())
 
+    @guarded
     def logout(request: Request) -> Response:
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(COOKIE_NAME, path="/")
@@ -168,6 +189,9 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
                     result = await run_in_threadpool(compute, request)
                 except StoreError as err:
                     return _status(getattr(err, "code", 500), getattr(err, "reason", "InternalError"), str(err))
+                except Exception as exc:  # a defect: answered (and logged) here, so the connection stays usable
+                    log.error("dashboard %s failed", url, exc_info=exc)
+                    return _status(500, "InternalError", f"Internal error occurred: {exc}")
                 body = None if result is None else json.dumps(result, separators=(",", ":")).encode()
                 cache[url] = (rv, now, body)
                 cache.move_to_end(url)
@@ -181,22 +205,24 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
                 return _status(404, "NotFound", "not found")
             return Response(body, media_type="application/json", headers=headers)
 
-        return endpoint
+        return guarded(endpoint)
 
+    @guarded
     async def apply(request: Request) -> Response:
         if not authorized(request, token):
             return _status(401, "Unauthorized", "Unauthorized")
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return _status(415, "UnsupportedMediaType", 'send {"yaml": "..."} as application/json')
-        raw = await request.body()
-        if len(raw) > MAX_MANIFEST:
-            return _status(413, "RequestEntityTooLarge", "manifest larger than 1 MiB")
         try:
-            payload = json.loads(raw)
+            raw = await read_body(request, MAX_MANIFEST)
+        except StoreError as err:
+            return _status(err.code, err.reason, "manifest larger than 1 MiB")
+        try:
+            payload = load_json(raw)
             text = payload["yaml"]
             if not isinstance(text, str):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):  # also nested too deeply (reader.TooDeep)
             return _status(400, "BadRequest", 'expected a JSON body {"yaml": "<manifest>"}')
         try:
             created = await run_in_threadpool(apply_manifest, store, text)
@@ -212,7 +238,7 @@ def routes(store: Store, token: str | None = None, *, on_change: Callable[[], No
     return [
         Route("/", index, methods=["GET"]),
         Route("/dashboard/logout", logout, methods=["GET", "POST"]),
-        Mount("/dashboard/static", app=StaticFiles(directory=STATIC_DIR), name="dashboard-static"),
+        Mount("/dashboard/static", app=SecurityHeaders(StaticFiles(directory=STATIC_DIR)), name="dashboard-static"),
         Route(f"{API}/overview", view(lambda r: pages.overview(source)), methods=["GET"]),
         Route(f"{API}/jobs", view(lambda r: pages.jobs(source)), methods=["GET"]),
         Route(

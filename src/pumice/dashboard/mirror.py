@@ -4,6 +4,9 @@ Listing a store copies every object on every call (and holds the store's lock me
 polls would do that every second per open page. The mirror lists once, then applies watch events, so a
 read costs the changes since the last read. Nobody looking for ``idle`` seconds: the watches are closed
 (a background timer does it, so unread events do not pile up) and the next read starts over.
+
+Objects the dashboard's pages could not read (``pumice.api.wellformed``: a poisoned pod, say) are left out,
+as the scheduler leaves them out (and reports them).
 """
 
 from __future__ import annotations
@@ -13,12 +16,17 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pumice.api.wellformed import problem
 from pumice.store import Gone, NotFound, Store, StoreError, Watch
 
 __all__ = ["DEFAULT_IDLE", "StoreMirror"]
 
 Obj = dict[str, Any]
 DEFAULT_IDLE = 60.0
+
+
+def _readable(objects: list[Obj]) -> list[Obj]:
+    return [o for o in objects if problem(o) is None]
 
 
 def _key(obj: Obj) -> tuple[str, str]:
@@ -76,7 +84,7 @@ class StoreMirror:
                 res.watch = self.store.watch(name, resource_version=rv)
             except Gone:  # compacted between the list and the watch: list again
                 continue
-            res.objects = {_key(o): o for o in items}
+            res.objects = {_key(o): o for o in _readable(items)}
             return
         raise Gone(f"could not start watching {name}")
 
@@ -94,7 +102,8 @@ class StoreMirror:
             return res
         for event in watch.drain():
             if event.type in ("ADDED", "MODIFIED"):
-                res.objects[_key(event.object)] = event.object
+                if problem(event.object) is None:  # else: the last readable version stays
+                    res.objects[_key(event.object)] = event.object
             elif event.type == "DELETED":
                 res.objects.pop(_key(event.object), None)
         if watch.closed:  # the store ended the watch (e.g. too far behind): start over
@@ -104,12 +113,11 @@ class StoreMirror:
     def list(self, resource: str, namespace: str | None = None, **_: Any) -> tuple[list[Obj], str]:
         """Current objects of ``resource`` (in ``namespace`` if given), like ``Store.list``; unsorted."""
         with self._lock:
-            if self._closed:
-                return self.store.list(resource, namespace)
+            if self._closed or resource not in self._names:
+                items, rv = self.store.list(resource, namespace)
+                return _readable(items), rv
             rv = self.store.resource_version
             self._touch()
-            if resource not in self._names:
-                return self.store.list(resource, namespace)
             res = self._sync(resource)
             if res.unknown:
                 raise NotFound(f"the server doesn't have a resource type {resource!r}")

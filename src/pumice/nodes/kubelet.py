@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from pumice.api.gpus import GPUSHARE, MILLI, assigned_ids, gpu_request, node_gpus
+from pumice.api.wellformed import problem, screened
 from pumice.clock import Clock, rfc3339
 from pumice.store import (
     Gone,
@@ -64,6 +65,21 @@ def _ready_condition(node: dict[str, Any]) -> str | None:
     return None
 
 
+def _readable(ev: WatchEvent) -> WatchEvent | None:
+    """``ev`` if a kubelet can read its object (``pumice.api.wellformed``); else None (a version it cannot read
+    is ignored: the last one it could read stays; the scheduler reports it), or for a deletion the deletion of
+    what can be read of it."""
+    if problem(ev.object) is None:
+        return ev
+    if ev.type != "DELETED":
+        return None
+    obj = ev.object
+    spec = obj.get("spec")
+    node = spec.get("nodeName") if isinstance(spec, dict) and isinstance(spec.get("nodeName"), str) else None
+    return WatchEvent("DELETED", {"kind": obj.get("kind"), "metadata": obj.get("metadata") or {},
+                                  "spec": {"nodeName": node} if node else {}})
+
+
 class SimulatedKubelet:
     """Simulates the kubelets of ``nodes`` (all nodes in the store when ``None``).
 
@@ -81,6 +97,7 @@ class SimulatedKubelet:
                  force_delete: Mapping[str, Any] | None = None) -> None:
         self.store = store
         self.clock = clock
+        self._screen = screened(store)  # check what is read (see ``pumice.api.wellformed``)
         self._only = set(nodes) if nodes is not None else None
         self._serves = serves
         self._force_delete = dict(force_delete) if force_delete is not None else None
@@ -145,13 +162,17 @@ class SimulatedKubelet:
             except Gone:
                 events = self._relist("nodes")
             for ev in events:
-                acted |= self._on_node(ev)
+                seen = _readable(ev) if self._screen else ev
+                if seen is not None:
+                    acted |= self._on_node(seen)
             try:
                 events = self._pod_watch.drain()
             except Gone:
                 events = self._relist("pods")
             for ev in events:
-                acted |= self._on_pod(ev)
+                seen = _readable(ev) if self._screen else ev
+                if seen is not None:
+                    acted |= self._on_pod(seen)
             timers = self._timers
             if timers and timers[0][0] <= self.clock.now():
                 acted |= self._fire_due()

@@ -38,6 +38,9 @@ __all__ = ["MAX_ROUNDS", "Cluster"]
 
 #: How many react-to-each-other rounds one step may take before it is declared a livelock.
 MAX_ROUNDS = 10_000
+#: With the scheduler apart (``schedule_apart``): rounds of one step, after which it returns to its caller (the
+#: store of a live control plane never stops moving while clients write).
+APART_ROUNDS = 32
 
 
 class _Moments:
@@ -80,6 +83,7 @@ class Cluster:
         seed: int = 0,
         lazy_status: bool | None = None,
         history: int = DEFAULT_HISTORY,
+        screen: bool = True,
         metrics: ClusterMetrics | None = None,
         discovery: Any = None,
     ) -> None:
@@ -87,6 +91,9 @@ class Cluster:
         if store is None:  # ``history``: how far back a watch of this store can resume (see ``BaseStore``)
             store = MemoryStore(clock=_Moments(self.clock), admission=load_admission(), rng=random.Random(seed),
                                 history=history)
+            # ``screen=False``: only this process writes the store, from parsed manifests (a simulation), so its
+            # parts need not check every object they read (see ``pumice.api.wellformed``)
+            store.screened = screen  # type: ignore[attr-defined]
         attach_admission(store)
         self.store: Store = store
         self._changes = store.change_marker  # what moves when the store is written (see ``_settle``)
@@ -107,6 +114,7 @@ class Cluster:
         self.lazy_status = isinstance(self.clock, VirtualClock) if lazy_status is None else lazy_status
         self.demand = Demand(store)
         self.cycles = 0
+        self._apart = False  # see ``schedule_apart``
         self._last_cycle = -math.inf
         self._due: tuple[tuple[Any, ...], Any, float | None] | None = None  # scheduler_due: (key, last outcome, due)
         self._kinds: dict[tuple[str, str], ResourceInfo] = {}  # (apiVersion, kind) -> resource, as resource_for
@@ -117,11 +125,30 @@ class Cluster:
     def _version(self) -> object:
         return self._changes()
 
+    def schedule_apart(self) -> None:
+        """Leave scheduling cycles to another thread, which calls :meth:`schedule`: ``step`` then only moves the
+        controllers and kubelets (a bounded number of rounds), so that neither waits for the other, and a busy
+        API (clients writing all the time) cannot keep the scheduler from binding (``pumice up``)."""
+        self._apart = True
+
+    def schedule(self) -> float | None:
+        """With the scheduler apart: run a cycle if one is due now; when the next one is due (None: nothing to
+        do until something changes). Call it from one thread only."""
+        due = self.scheduler_due()
+        if due is not None and due <= self.clock.now():
+            self.scheduler.run_once()
+            self.cycles += 1
+            self._last_cycle = self.clock.now()
+            due = self.scheduler_due()
+        return due
+
     def _settle(self) -> bool:
         """Controllers and kubelets until neither writes anything."""
         moved = False
         before = self._version()
-        for _ in range(MAX_ROUNDS):
+        for rounds in range(MAX_ROUNDS):
+            if self._apart and rounds >= APART_ROUNDS:
+                return True  # others keep writing: the caller steps again
             if self.controllers is not None:
                 self.controllers.sync()
             self.kubelet.sync()
@@ -163,6 +190,8 @@ class Cluster:
 
     def step(self) -> bool:
         """Everything due now: controllers -> scheduler (when due and there is work) -> kubelets, until quiet."""
+        if self._apart:
+            return self._settle()
         moved = False
         for _ in range(MAX_ROUNDS):
             moved |= self._settle()
@@ -181,7 +210,8 @@ class Cluster:
     def next_wakeup(self) -> float | None:
         """The earliest time any part has something to do."""
         first = self.kubelet.next_wakeup()
-        for due in (self.scheduler_due(), None if self.controllers is None else self.controllers.next_wakeup()):
+        scheduler = None if self._apart else self.scheduler_due()
+        for due in (scheduler, None if self.controllers is None else self.controllers.next_wakeup()):
             if due is not None and (first is None or due < first):
                 first = due
         return first

@@ -241,11 +241,14 @@ class Components:
 
     def _run_controllers(self) -> None:
         from pumice.controllers import ControllerManager
+        from pumice.federation.fence import add_fence_agent
 
         if not self._lead("controllers"):
             return
         manager = self.controllers = ControllerManager(self.store, self.clock, kubernetes=False,
                                                      discovery=self.settings.discovery)
+        # a federation member fences its jobs, counting the lease in real seconds whatever --time-scale says
+        add_fence_agent(manager, self.store, self.clock, lease_clock=WallClock(), scale=self.settings.time_scale)
         while not self.stopping.is_set():
             if not self.leading("controllers"):
                 return

@@ -59,11 +59,15 @@ class Demand:
 _EMPTY: dict[str, Any] = {}  # read-only
 
 
+def _part(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    part = obj.get(key)
+    return part if type(part) is dict else _EMPTY  # a part of the wrong type (a poisoned object) reads as empty
+
+
 def _pod_waiting(pod: dict[str, Any]) -> bool:
-    spec = pod.get("spec") or _EMPTY
-    return (not spec.get("nodeName") and not (pod.get("metadata") or _EMPTY).get("deletionTimestamp")
-            and ((pod.get("status") or _EMPTY).get("phase") or "Pending") == "Pending")
+    return (not _part(pod, "spec").get("nodeName") and not _part(pod, "metadata").get("deletionTimestamp")
+            and (_part(pod, "status").get("phase") or "Pending") == "Pending")
 
 
 def _group_waiting(group: dict[str, Any]) -> bool:
-    return ((group.get("status") or _EMPTY).get("phase") or "Pending") == "Pending"
+    return (_part(group, "status").get("phase") or "Pending") == "Pending"

@@ -19,6 +19,7 @@ import logging
 import os
 from pathlib import Path
 
+from pumice.api.reader import read_text_file
 from pumice.scheduler import ConfError, SchedulerConf, load_conf
 from pumice.scheduler.conf import PUMICE_DEFAULT_CONF
 
@@ -55,9 +56,11 @@ class ConfFile:
 
     def _read(self) -> SchedulerConf:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_text_file(self.path, encoding="utf-8")
         except OSError as err:
             raise ConfError(f"{self.path}: cannot be read: {err.strerror or err}") from None
+        except ValueError as err:  # too large (pumice.api.reader), not UTF-8
+            raise ConfError(f"{self.path}: {err}") from None
         return load_conf(text, source=str(self.path))
 
     def poll(self) -> SchedulerConf | None:

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from pumice.api.arguments import Arguments
+from pumice.api.reader import InputError, load_yaml
 from pumice.scheduler.framework.points import POINT_FLAGS
 
 log = logging.getLogger("pumice.scheduler")
@@ -122,8 +123,10 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
     """Parse and default a configuration. An unknown action is an error, as in Volcano; an unknown
     plugin is skipped by every session, as in Volcano, with a warning here."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+        data = load_yaml(text)
+    except InputError as err:
+        raise ConfError(f"{source}: {err}") from None
+    except (yaml.YAMLError, ValueError) as err:
         mark = err.problem_mark if isinstance(err, yaml.MarkedYAMLError) else None
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         problem = err.problem if isinstance(err, yaml.MarkedYAMLError) else err

@@ -3,12 +3,19 @@
 Pods, PodGroups and Queues are applied one event at a time (a pod event costs about what parsing
 one pod costs). Changes that reshape the columnar node table — a node added, removed or resized, a
 new resource name, a PriorityClass — rebuild the state from the objects kept here (rare).
+
+A version of an object the scheduler cannot read (``pumice.api.wellformed.problem``: a bad quantity, an
+affinity of the wrong shape, a priority string) is skipped, and handed once to ``on_rejected``, so that it
+cannot stop the scheduling of every other job: the cache keeps the last version it could read (a new object
+is left out), which never frees what a running pod holds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from pumice.api import wellformed
 from pumice.api.group_name import group_key
 from pumice.scheduler.model import TaskInfo, TaskStatus
 from pumice.scheduler.snapshot import (
@@ -63,8 +70,13 @@ def _key(obj: dict[str, Any]) -> str:
 
 
 class LiveCache:
-    def __init__(self, scheduler_names: tuple[str, ...] = ("volcano",)) -> None:
+    def __init__(self, scheduler_names: tuple[str, ...] = ("volcano",),
+                 on_rejected: Callable[[dict[str, Any], str], None] | None = None, *, screen: bool = True) -> None:
         self.scheduler_names = set(scheduler_names)
+        self.screen = screen  # check every object (see ``pumice.api.wellformed.screened``)
+        #: told once about each version of an object skipped as unreadable: (object, what is wrong with it)
+        self.on_rejected = on_rejected
+        self.rejected: dict[tuple[str, str], str] = {}  # (kind, key) -> the problem, while it lasts
         self.objects: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in KINDS}
         self._state: ClusterState | None = None
         self._catalog: Catalog | None = None
@@ -82,6 +94,18 @@ class LiveCache:
         if kind not in self.objects:
             return
         key = _key(obj)
+        if event != "DELETED" and self.screen:
+            wrong = wellformed.problem(obj)
+            if wrong is not None:  # skipped: the last readable version (if any) stays
+                if self.rejected.get((kind, key)) != wrong:
+                    self.rejected[(kind, key)] = wrong
+                    if self.on_rejected is not None:
+                        self.on_rejected(obj, wrong)
+                return
+            if self.rejected:
+                self.rejected.pop((kind, key), None)
+        elif self.rejected:
+            self.rejected.pop((kind, key), None)
         store = self.objects[kind]
         old = store.get(key)
         if event == "DELETED":

@@ -8,12 +8,14 @@ scheduler never creates pods.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pumice.api.resources import PODGROUPS, QUEUES
+from pumice.api.wellformed import screened
 from pumice.clock import Clock
 from pumice.events import EventRecorder
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
@@ -35,6 +37,8 @@ WATCHED = (
 )
 #: Watched when a configured plugin reads them (``pdb``); a server that does not serve them is left alone.
 OPTIONAL: dict[str, str] = {"poddisruptionbudgets.policy": "pdb"}
+
+log = logging.getLogger("pumice.scheduler")
 
 
 def _key(obj: dict[str, Any]) -> str:
@@ -111,7 +115,7 @@ class SchedulerLoop:
         self.metrics = metrics
         self.conf = conf or default_conf()
         self.clock = clock
-        self.cache = LiveCache(tuple(scheduler_names))
+        self.cache = LiveCache(tuple(scheduler_names), on_rejected=self._rejected, screen=screened(store))
         self.recorder: EventRecorder | None = (EventRecorder(store, "volcano", clock=clock) if events is True
                                                else events or None)
         self.pod_events = pod_events
@@ -159,7 +163,12 @@ class SchedulerLoop:
         self._dispatched = {}
         on_bind = self._bind if getattr(self.store, "pipelines_binds", False) else None
         outcome = run_session(self.cache.state(), self.conf, revert=True, now=now, on_bind=on_bind)
-        bind_errors = self._write_back(outcome)
+        # a cycle's writes in one transaction where the store has them: one durable commit for all its binds,
+        # evictions and status, not one each, so that on a store that syncs to disk the scheduler keeps its pace
+        # under a busy API (issue 15); a failure rolls them all back, and the next cycle decides again
+        batch = getattr(self.store, "batch", None)
+        with batch() if callable(batch) else contextlib.nullcontext():
+            bind_errors = self._write_back(outcome)
         self.cache.reported()
         self.sync()
         self._seen_versions = tuple(inf.version for inf in self.informers.values())
@@ -320,6 +329,15 @@ class SchedulerLoop:
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
                             copy=False)
         return bind_errors
+
+
+    def _rejected(self, obj: dict[str, Any], problem: str) -> None:
+        """An object the scheduler cannot read: said once (a log line and a Warning event on it), then skipped."""
+        meta = obj.get("metadata") or {}
+        name = f"{meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
+        log.warning("skipping %s %s: %s", obj.get("kind"), name, problem)
+        if self.recorder is not None:
+            self.recorder.event(obj, "Warning", "Malformed", f"skipped by the scheduler: {problem}")
 
 
 def _condition(reason: str) -> dict[str, Any]:

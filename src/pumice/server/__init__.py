@@ -4,7 +4,7 @@
 ``load_or_create_token`` / ``write_kubeconfig`` give clients their credentials.
 """
 
-from .app import DEFAULT_BOOKMARK_INTERVAL, DEFAULT_WATCH_TIMEOUT, create_app
+from .app import DEFAULT_BOOKMARK_INTERVAL, DEFAULT_MAX_BODY_BYTES, DEFAULT_WATCH_TIMEOUT, create_app
 from .auth import BearerTokenAuth, load_or_create_token, write_kubeconfig
 from .connections import ConnectionLimits
 from .patch import apply_strategic_merge_patch
@@ -15,6 +15,7 @@ from .tls import TlsFiles, client_ssl_context, ensure_certificates
 
 __all__ = [
     "DEFAULT_BOOKMARK_INTERVAL",
+    "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_WATCH_TIMEOUT",
     "ApiResource",
     "BearerTokenAuth",

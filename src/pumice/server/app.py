@@ -6,17 +6,22 @@ get, list (label/field selectors), watch (``?watch=1``), create, update (PUT), p
 strategic merge for built-in kinds), delete, deletecollection, ``pods/binding`` and ``/status``. Failures are
 ``Status`` objects with the store error's code and reason. Writes run in a worker thread (SQLite commits
 fsync); reads are served on the event loop.
+
+No request may crash a handler: bodies are read up to ``max_body_bytes`` (413 past it, as kube-apiserver's
+3 MiB) and decoded by :mod:`pumice.api.reader` (nesting and YAML alias limits, 400); every numeric query
+parameter is checked (400 for NaN, infinities, negative or non-integer values); every field a handler reads
+from a body (DeleteOptions, Binding, metadata) is checked for its type first (400 naming it).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -26,6 +31,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
 from pumice.admission.crds import custom_schema
+from pumice.api import reader
 from pumice.api.validation import volcano_schema
 from pumice.clock import rfc3339
 from pumice.store import (
@@ -37,11 +43,14 @@ from pumice.store import (
     ResourceRegistry,
     Store,
     StoreError,
+    TooLarge,
 )
 
 from . import discovery
 from .access import REVIEW_GROUPS, answer_review, review_discovery
 from .auth import BearerTokenAuth
+from .body import DrainBody, read_body
+from .headers import SecurityHeaders
 from .logs import pod_log
 from .managed import FieldConflict, apply_configuration, manager_of, record_update
 from .openapi import OPENAPI_V2_PROTOBUF, openapi_v2, openapi_v2_protobuf, openapi_v3_document, openapi_v3_index
@@ -50,13 +59,23 @@ from .patch import apply_strategic_merge_patch
 from .protobuf import UnsupportedMediaType, decode_delete_options, decode_object
 from .resources import ApiResource, ResourceIndex
 from .strategy import prepare_for_create
-from .tables import partial_metadata, table_for, wants_metadata, wants_table
+from .tables import Column, partial_metadata, table_for, wants_metadata, wants_table
 from .watch import error_event, stream_events
 
-__all__ = ["DEFAULT_BOOKMARK_INTERVAL", "DEFAULT_WATCH_TIMEOUT", "create_app"]
+__all__ = ["DEFAULT_BOOKMARK_INTERVAL", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_WATCH_TIMEOUT", "create_app"]
+
+log = logging.getLogger("pumice.server")
 
 DEFAULT_BOOKMARK_INTERVAL = 60.0
 DEFAULT_WATCH_TIMEOUT = 1800.0
+#: Largest request body read (kube-apiserver's ``MaxRequestBodyBytes``, 3 MiB).
+DEFAULT_MAX_BODY_BYTES = reader.DEFAULT_MAX_OBJECT_BYTES
+#: Query parameters that are whole numbers of at least 0 (int64, as kube-apiserver parses them).
+_COUNT_PARAMETERS = ("timeoutSeconds", "limit", "gracePeriodSeconds", "sinceSeconds", "tailLines", "limitBytes")
+_INT64_MAX = (1 << 63) - 1
+_JSON_TYPES = ("", "application/json", "*/*")
+_YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+_PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 _MERGE = "application/merge-patch+json"
 _JSON_PATCH = "application/json-patch+json"
@@ -93,6 +112,44 @@ def _truthy(value: str | None) -> bool:
     return value is not None and value.lower() in ("1", "true", "yes")
 
 
+def _count(name: str, value: str | None) -> int | None:
+    """A whole-number query parameter (``None`` when absent or empty); ``BadRequest`` for anything else."""
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    digits = text[1:] if text[:1] == "+" else text
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 19 or int(digits) > _INT64_MAX:
+        raise BadRequest(f"invalid {name} {value!r}: expected a whole number from 0 to {_INT64_MAX}")
+    return int(digits)
+
+
+def _seconds(name: str, value: str | None) -> float | None:
+    """``timeoutSeconds``: a whole number as kube-apiserver takes it, or (a leniency kept from before) a finite
+    decimal such as ``1.5``; never NaN, an infinity, a negative number or beyond int64."""
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    whole, dot, fraction = text.partition(".")
+    if dot and whole.isascii() and whole.isdigit() and fraction.isascii() and fraction.isdigit() and len(whole) < 19:
+        return float(text)
+    return float(_count(name, value) or 0)
+
+
+def _check_query(request: Request) -> None:
+    q = request.query_params
+    for name in _COUNT_PARAMETERS:
+        if name == "timeoutSeconds":
+            _seconds(name, q.get(name))
+        else:
+            _count(name, q.get(name))
+
+
+def _media_type(request: Request) -> str:
+    return (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+
+
+
+
 class _Api:
     """Request handlers over one store (see ``create_app``)."""
 
@@ -104,8 +161,12 @@ class _Api:
         on_change: Callable[[], None] | None,
         bookmark_interval: float,
         watch_timeout: float,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        columns: Mapping[str, tuple[Column, ...]] | None = None,
     ) -> None:
         self.store = store
+        self.max_body_bytes = max_body_bytes
+        self.columns = columns
         self.now = now
         self.on_change = on_change
         self.bookmark_interval = bookmark_interval
@@ -252,6 +313,7 @@ class _Api:
             return _not_found()
         method = request.method
         try:
+            _check_query(request)
             if target.sub == "log":
                 if method != "GET":
                     return _method_not_allowed(method)
@@ -286,6 +348,9 @@ class _Api:
             return _method_not_allowed(method)
         except StoreError as err:
             return _error(err)
+        except Exception as exc:  # a defect: answered (and logged) here, so the connection stays usable
+            log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+            return _status(500, "InternalError", f"Internal error occurred: {exc}")
 
     # reads
 
@@ -298,7 +363,7 @@ class _Api:
         if wants_table(accept):
             include = request.query_params.get("includeObject") or "Metadata"
             body = table_for(target.resource.store_name, objects, self.now(), resource_version=rv,
-                             include_object=include)
+                             include_object=include, columns_of=self.columns)
         elif wants_metadata(accept):
             body = partial_metadata(objects, rv, single is not None)
         elif single is not None:
@@ -340,10 +405,7 @@ class _Api:
         q = request.query_params
         r = target.resource
         rv = q.get("resourceVersion") or None
-        try:
-            timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else self.watch_timeout
-        except ValueError:
-            raise BadRequest(f"invalid timeoutSeconds {q.get('timeoutSeconds')!r}") from None
+        timeout = _seconds("timeoutSeconds", q.get("timeoutSeconds")) or self.watch_timeout  # 0: the default
         headers = {"Cache-Control": "no-cache"}
         try:
             watcher = self.store.watch(r.store_name, target.namespace, resource_version=rv,
@@ -368,7 +430,8 @@ class _Api:
             if not table:
                 return obj
             out = table_for(r.store_name, [obj], self.now(), include_object=include, with_columns=first[0],
-                            resource_version=(obj.get("metadata") or {}).get("resourceVersion"))
+                            resource_version=(obj.get("metadata") or {}).get("resourceVersion"),
+                            columns_of=self.columns)
             first[0] = False
             return out
 
@@ -395,24 +458,40 @@ class _Api:
             self.on_change()
         return result
 
-    async def _body(self, request: Request) -> Any:
-        raw = await request.body()
+    async def _raw_body(self, request: Request) -> bytes:
+        """The body, at most ``max_body_bytes`` of it (``TooLarge`` past that; see ``read_body``)."""
+        return await read_body(request, self.max_body_bytes)
+
+    async def _body(self, request: Request, *, patch: bool = False) -> Any:
+        raw = await self._raw_body(request)
         if not raw:
             raise BadRequest("the request has no body")
-        ctype = (request.headers.get("content-type") or "").split(";")[0].strip()
-        if ctype == "application/vnd.kubernetes.protobuf":
+        ctype = _media_type(request)
+        if ctype == _PROTOBUF and not patch:
             return decode_object(raw)
-        if "protobuf" in ctype or "cbor" in ctype:
+        if not patch and ctype not in _JSON_TYPES and ctype not in _YAML_TYPES:
             raise UnsupportedMediaType(
                 f"the body of the request was in an unknown format ({ctype}) - accepted media types include: "
-                "application/json, application/yaml"
+                "application/json, application/yaml, application/vnd.kubernetes.protobuf"
             )
+        return self._decode(raw, yaml_body=ctype in _YAML_TYPES)
+
+    @staticmethod
+    def _decode(raw: bytes, *, yaml_body: bool) -> Any:
+        what = "YAML" if yaml_body else "JSON"
         try:
-            if ctype in ("application/yaml", "application/x-yaml", "text/yaml"):
-                return yaml.safe_load(raw)
-            return json.loads(raw)
-        except (ValueError, yaml.YAMLError) as exc:
-            raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+            if yaml_body:
+                return reader.load_yaml(raw.decode("utf-8"))
+            return reader.load_json(raw)
+        except reader.TooLarge as exc:
+            raise TooLarge(str(exc)) from None
+        except reader.InputError as exc:
+            raise BadRequest(f"the request body is refused: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise BadRequest(f"the request body is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+        except Exception as exc:  # ValueError (JSON, a too long integer), yaml.YAMLError
+            message = " ".join(str(exc).split())
+            raise BadRequest(f"the request body is not valid {what}: {message}") from None
 
     def _dry_run(self, request: Request) -> bool:
         """Whether the request is a dry run (``dryRun=All``; any other value is refused, as kube-apiserver does)."""
@@ -475,7 +554,7 @@ class _Api:
         ctype = (request.headers.get("content-type") or "").split(";")[0].strip()
         r = target.resource
         if ctype == _STRATEGIC and r.strategic:
-            body = await self._body(request)
+            body = await self._body(request, patch=True)
             result = await self._write(self._strategic, target, body, self._manager(request), dry_run=dry)
             return _Json(_as_version(r, result))
         if ctype == _APPLY and target.sub is None:
@@ -485,8 +564,10 @@ class _Api:
             return _status(415, "UnsupportedMediaType",
                            f"the body of the request was in an unknown format - accepted media types include: "
                            f"{', '.join(accepted)}")
-        body = await self._body(request)
+        body = await self._body(request, patch=True)
         kind = "merge" if ctype == _MERGE else "json"
+        if kind == "json":
+            _check_json_patch(body)
         patched = await self._write(self.store.patch, r.store_name, target.namespace, target.name, body,
                                     patch_type=kind, subresource=target.sub, dry_run=dry)
         return _Json(_as_version(r, patched))
@@ -499,11 +580,8 @@ class _Api:
         q = request.query_params
         if not q.get("fieldManager"):
             raise BadRequest("PATCH /apply requires fieldManager to be set")
-        raw = await request.body()
-        try:
-            config = yaml.safe_load(raw) if raw else None
-        except yaml.YAMLError as exc:
-            raise BadRequest(f"error decoding YAML: {exc}") from None
+        raw = await self._raw_body(request)
+        config = self._decode(raw, yaml_body=True) if raw else None
         if not isinstance(config, dict):
             raise BadRequest("the applied configuration must be an object")
         self._fit_namespace(target, config)
@@ -543,6 +621,8 @@ class _Api:
         """Read, patch, write with the read's resourceVersion; retried on a concurrent write."""
         r = target.resource
         assert target.name is not None
+        if not isinstance(patch, dict):
+            raise BadRequest("a strategic merge patch must be a JSON object")
         for _ in range(16):
             current = self.store.get(r.store_name, target.namespace, target.name)
             patched = apply_strategic_merge_patch(current, patch)
@@ -563,26 +643,18 @@ class _Api:
 
     async def _delete(self, request: Request, target: _Target) -> Response:
         dry = self._dry_run(request)
-        raw = await request.body()
+        raw = await self._raw_body(request)
         rv = None
         uid = None
         if raw:
-            ctype = (request.headers.get("content-type") or "").split(";")[0].strip()
-            if ctype == "application/vnd.kubernetes.protobuf":
+            if _media_type(request) == _PROTOBUF:
                 options: Any = decode_delete_options(raw)
             else:
-                try:
-                    options = json.loads(raw)
-                except ValueError:
-                    raise BadRequest("DeleteOptions is not valid JSON") from None
-            if not isinstance(options, dict):
-                raise BadRequest("DeleteOptions must be an object")
-            if options.get("dryRun"):
+                options = self._decode(raw, yaml_body=_media_type(request) in _YAML_TYPES)
+            rv, uid = _delete_preconditions(options)
+            if isinstance(options, dict) and options.get("dryRun"):
                 given = options["dryRun"]
                 dry = _dry_run_values(given if isinstance(given, list) else [given]) or dry
-            pre = options.get("preconditions") or {}
-            rv = pre.get("resourceVersion")
-            uid = pre.get("uid")
         r = target.resource
         assert target.name is not None
         if uid:
@@ -617,17 +689,69 @@ class _Api:
 
     async def _bind(self, request: Request, target: _Target) -> Response:
         body = await self._body(request)
-        target_ref = body.get("target") if isinstance(body, dict) else None
-        node = target_ref.get("name") if isinstance(target_ref, dict) else None
-        if not node:
-            raise BadRequest("a Binding needs target.name")
-        name = ((body.get("metadata") or {}).get("name")) or target.name
+        if not isinstance(body, dict):
+            raise BadRequest("a Binding must be a JSON object")
+        target_ref = body.get("target")
+        if not isinstance(target_ref, dict):
+            raise BadRequest(f"Binding.target: expected an object, got {_type_name(target_ref)}")
+        node = target_ref.get("name")
+        if not node or not isinstance(node, str):
+            raise BadRequest("a Binding needs target.name (a string)")
+        meta = body.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise BadRequest(f"Binding.metadata: expected an object, got {_type_name(meta)}")
+        name = (meta or {}).get("name") or target.name
         if name != target.name:
             raise BadRequest(f"the Binding's name ({name}) does not match the pod ({target.name})")
         assert target.namespace is not None and target.name is not None
         await self._write(self.store.bind, target.namespace, target.name, node)
         return _Json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
                      status_code=201)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _delete_preconditions(options: Any) -> tuple[str | None, str | None]:
+    """``(resourceVersion, uid)`` of a DeleteOptions' preconditions, each field's type checked."""
+    if not isinstance(options, dict):
+        raise BadRequest(f"DeleteOptions: expected an object, got {_type_name(options)}")
+    grace = options.get("gracePeriodSeconds")
+    if grace is not None and (type(grace) is not int or grace < 0):
+        raise BadRequest(f"DeleteOptions.gracePeriodSeconds: expected a whole number of at least 0, got {grace!r}")
+    for key in ("propagationPolicy", "kind", "apiVersion"):
+        value = options.get(key)
+        if value is not None and not isinstance(value, str):
+            raise BadRequest(f"DeleteOptions.{key}: expected a string, got {_type_name(value)}")
+    pre = options.get("preconditions")
+    if pre is None:
+        return None, None
+    if not isinstance(pre, dict):
+        raise BadRequest(f"DeleteOptions.preconditions: expected an object, got {_type_name(pre)}")
+    found: list[str | None] = []
+    for key in ("resourceVersion", "uid"):
+        value = pre.get(key)
+        if value is not None and not isinstance(value, str):
+            raise BadRequest(f"DeleteOptions.preconditions.{key}: expected a string, got {_type_name(value)}")
+        found.append(value or None)
+    return found[0], found[1]
+
+
+def _check_json_patch(patch: Any) -> None:
+    """A JSON patch's shape: an array of objects whose ``op``, ``path`` and ``from`` are strings."""
+    if not isinstance(patch, list):
+        raise BadRequest(f"a JSON patch must be an array of operations, got {_type_name(patch)}")
+    for index, op in enumerate(patch):
+        if not isinstance(op, dict):
+            raise BadRequest(f"JSON patch operation {index}: expected an object, got {_type_name(op)}")
+        for key in ("op", "path", "from"):
+            value = op.get(key)
+            if value is not None and not isinstance(value, str):
+                raise BadRequest(f"JSON patch operation {index}: {key}: expected a string, got {_type_name(value)}")
 
 
 class _Undo(Exception):
@@ -663,12 +787,7 @@ def _as_version(resource: ApiResource, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _limit(raw: str | None) -> int | None:
-    if not raw:
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise BadRequest(f"invalid limit {raw!r}: not an integer") from None
+    return _count("limit", raw) or None  # 0: no limit
 
 
 def _not_found() -> _Json:
@@ -690,10 +809,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     return _status(500, "InternalError", f"Internal error occurred: {exc}")
 
 
 _VERBS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
 
 
 def create_app(
@@ -705,17 +826,22 @@ def create_app(
     bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
     watch_timeout: float = DEFAULT_WATCH_TIMEOUT,
     dashboard: bool = True,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     metrics: Any = None,
+    columns: Mapping[str, tuple[Column, ...]] | None = None,
 ) -> Any:
     """An ASGI app serving ``store`` as a Kubernetes API server.
 
     ``token``: require ``Authorization: Bearer <token>`` (``None``: no authentication). ``now``: the clock
     ages are computed against (seconds since the epoch). ``on_change`` is called after every successful write.
     ``bookmark_interval``: seconds of quiet before a watch that allows bookmarks gets one. ``watch_timeout``:
-    how long a watch without ``timeoutSeconds`` lasts. ``metrics``: a ``pumice.metrics.ClusterMetrics`` served
-    at ``/metrics`` (behind the token, as kube-apiserver's).
+    how long a watch without ``timeoutSeconds`` lasts. ``max_body_bytes``: the largest request body (413 past it).
+    ``metrics``: a ``pumice.metrics.ClusterMetrics`` served at ``/metrics`` (behind the token, as kube-apiserver's).
+    ``columns``: table columns replacing those of some custom resources (``tables.federation_host_columns`` on a
+    federation host).
     """
-    api = _Api(store, now=now, on_change=on_change, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
+    api = _Api(store, now=now, on_change=on_change, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
+               max_body_bytes=max_body_bytes, columns=columns)
     routes = [
         Route("/version", api.version, methods=["GET"]),
         Route("/healthz", api.health, methods=["GET"]),
@@ -741,11 +867,12 @@ def create_app(
     app.state.api = api
     inner: ASGIApp = BearerTokenAuth(app, token) if token is not None else app
     if not dashboard:
-        return inner
+        return DrainBody(SecurityHeaders(inner))
     # The dashboard checks the token itself (bearer header or its login cookie), so it sits in
     # front of the API's bearer-only guard.
     from pumice.dashboard import routes as dashboard_routes
 
-    outer = Starlette(routes=[*dashboard_routes(store, token, on_change=on_change), Mount("", app=inner)])
+    outer = Starlette(routes=[*dashboard_routes(store, token, on_change=on_change), Mount("", app=inner)],
+                      exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     outer.state.api = api
-    return outer
+    return DrainBody(SecurityHeaders(outer))

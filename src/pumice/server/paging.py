@@ -19,6 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from pumice.api.reader import load_json
 from pumice.store import BadRequest, StoreError
 
 __all__ = ["DEFAULT_TTL", "Expired", "ListPager", "Page"]
@@ -56,7 +57,7 @@ def encode_token(resource_version: str, start: str) -> str:
 
 def decode_token(token: str) -> tuple[str, str]:
     try:
-        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        data = load_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))  # a forged token: 400
         if data.get("v") != "meta.k8s.io/v1" or not isinstance(data.get("start"), str):
             raise ValueError
         return str(int(data["rv"])), data["start"]

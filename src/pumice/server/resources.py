@@ -46,6 +46,7 @@ _EXTRA: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "poddisruptionbudgets.policy": ("poddisruptionbudget", ("pdb",), ()),
     "customresourcedefinitions.apiextensions.k8s.io": ("customresourcedefinition", ("crd", "crds"),
                                                        ("api-extensions",)),
+    "clusters.federation.pumice.io": ("cluster", ("mc",), ("pumice",)),
 }
 
 #: Kinds whose Go types kubectl knows (strategic merge patch applies to them, not to custom resources).

@@ -7,7 +7,8 @@ clock (the cluster's, which may run faster than the wall clock).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,7 +16,16 @@ from typing import Any
 from pumice.api.registry import MODELS
 from pumice.api.resources import resource_of
 
-__all__ = ["TABLE_MEDIA", "human_duration", "partial_metadata", "table_for", "wants_metadata", "wants_table"]
+__all__ = [
+    "TABLE_MEDIA",
+    "Column",
+    "federation_host_columns",
+    "human_duration",
+    "partial_metadata",
+    "table_for",
+    "wants_metadata",
+    "wants_table",
+]
 
 TABLE_MEDIA = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
@@ -94,11 +104,44 @@ def _age(value: Any, now: float) -> str:
     return "<unknown>" if stamp is None else human_duration(now - stamp)
 
 
+_FILTER = re.compile(r"""^(?P<field>[^\[]*)\[\?\(@\.(?P<key>\w+)==["'](?P<value>[^"']*)["']\)\]$""")
+
+
+def _segments(path: str) -> list[str]:
+    """``.a.b\\.c[?(@.k=="v")].d`` -> ``["a", "b.c[?(@.k==\"v\")]", "d"]``: dots split, except escaped or
+    inside brackets (escapes are resolved outside brackets)."""
+    parts, cur, depth, i = [], "", 0, 0
+    text = path.strip(".")
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and depth == 0 and i + 1 < len(text):
+            cur += text[i + 1]
+            i += 2
+            continue
+        if ch == "." and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            depth += (ch == "[") - (ch == "]")
+            cur += ch
+        i += 1
+    parts.append(cur)
+    return parts
+
+
 def _path(obj: Any, path: str) -> Any:
-    for part in path.strip(".").split("."):
+    """A CRD column's jsonPath: ``.a.b``, keys with escaped dots (``.metadata.labels.example\\.com/x``) and
+    one filter per segment (``.status.conditions[?(@.type=="Ready")].status``)."""
+    for part in _segments(path):
         if not isinstance(obj, dict):
             return None
-        obj = obj.get(part)
+        found = _FILTER.match(part) if "[" in part else None
+        if found is None:
+            obj = obj.get(part)
+            continue
+        items = obj.get(found["field"]) if found["field"] else None
+        obj = next((item for item in items or () if isinstance(item, dict)
+                    and str(item.get(found["key"])) == found["value"]), None)
     return obj
 
 
@@ -132,6 +175,14 @@ _CRD_COLUMNS: dict[str, tuple[Column, ...]] = {
     for model in MODELS
     if model.PRINTER_COLUMNS
 }
+
+
+def federation_host_columns() -> dict[str, tuple[Column, ...]]:
+    """On a federation host (``pumice up --federation``), vcjob tables also show the member each job runs in."""
+    jobs = _CRD_COLUMNS["jobs.batch.volcano.sh"]
+    cluster = Column("CLUSTER", "string", ".metadata.labels.federation\\.pumice\\.io/cluster")
+    return {"jobs.batch.volcano.sh": (*jobs[:4], cluster, *jobs[4:])}
+
 
 _DEFAULT_COLUMNS = (Column("Age", "date", ".metadata.creationTimestamp"),)
 
@@ -422,12 +473,14 @@ def table_for(
     resource_version: str | None = None,
     include_object: str = "Metadata",
     with_columns: bool = True,
+    columns_of: Mapping[str, tuple[Column, ...]] | None = None,
 ) -> dict[str, Any]:
-    """A ``Table`` of ``objects`` (all of type ``resource``, a store resource name)."""
+    """A ``Table`` of ``objects`` (all of type ``resource``, a store resource name); ``columns_of`` replaces the
+    columns of some custom resources (``federation_host_columns``)."""
     if resource in _BUILTIN:
         columns, cells = _BUILTIN[resource]
     else:
-        columns = _CRD_COLUMNS.get(resource, _DEFAULT_COLUMNS)
+        columns = (columns_of or {}).get(resource) or _CRD_COLUMNS.get(resource, _DEFAULT_COLUMNS)
 
         def cells(obj: dict[str, Any], t: float) -> list[Any]:
             return [_crd_cell(c, obj, t) for c in columns]
@@ -435,7 +488,11 @@ def table_for(
     named = resource not in _NO_NAME_COLUMN
     rows = []
     for obj in objects:
-        row: dict[str, Any] = {"cells": cells(obj, now)}
+        try:
+            row: dict[str, Any] = {"cells": cells(obj, now)}
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError):
+            # a field of the wrong type (the server keeps what it was given): the row says so, the table stands
+            row = {"cells": ["<unknown>"] * len(columns)}
         if named:
             row["cells"].insert(0, (obj.get("metadata") or {}).get("name"))
         if include_object == "Object":

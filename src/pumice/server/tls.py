@@ -4,6 +4,7 @@ kubectl sends a bearer token only over TLS (client-go drops credentials for ``ht
 control plane serves HTTPS: ``DIR/ca.crt`` signs ``DIR/server.crt`` (SANs ``127.0.0.1``, ``::1``,
 ``localhost``), and the kubeconfig carries the CA. The admission webhook server (``pumice.webhooks``) makes
 its own pair the same way, for the names the API server calls it by (its Service's DNS names, or an IP).
+Every file is private to the user (0600): the key obviously, the certificates because nobody else needs them.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class TlsFiles:
     key: Path
 
 
-def _write(path: Path, data: bytes, mode: int = 0o644) -> None:
+def _write(path: Path, data: bytes, mode: int = 0o600) -> None:
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     with os.fdopen(fd, "wb") as fh:
@@ -75,7 +76,7 @@ def ensure_certificates(
     files = TlsFiles(base / "ca.crt", base / "server.crt", base / "server.key")
     if files.ca.exists() and files.cert.exists() and files.key.exists() and _covers(files.cert, hosts):
         return files
-    base.mkdir(parents=True, exist_ok=True)
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new directory is private (the key is 0600 anyway)
     now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_cert = (

@@ -5,18 +5,25 @@ With ``allowWatchBookmarks`` a ``BOOKMARK`` carrying the latest resourceVersion 
 been quiet for ``bookmark_interval`` seconds — only once every event up to that version has been sent, so a
 client may resume from it. The stream ends after ``timeoutSeconds`` (or when the store closes); the watcher
 is always closed, also when the client goes away.
+
+A stream always ends with its final chunk: should anything fail while it runs, the client gets an ``ERROR``
+event with a ``Status`` (as kube-apiserver ends a watch it cannot continue) instead of a connection cut in the
+middle of the chunked answer; it lists and watches again, as after a ``410``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from pumice.store import StoreError, Watch, WatchEvent
 
 __all__ = ["error_event", "stream_events"]
+
+log = logging.getLogger("pumice.server")
 
 Encoder = Callable[[str, dict[str, Any]], dict[str, Any]]
 
@@ -78,5 +85,13 @@ async def stream_events(
             if next_bookmark is not None:
                 next_bookmark = loop.time() + (bookmark_interval or 0.0)
             yield b"".join(chunk)
+    except Exception as exc:  # anything but the client going away (a BaseException): end the stream cleanly
+        log.error("watch stream failed", exc_info=exc)
+        yield error_event(_WatchFailed(f"Internal error occurred: the watch ended: {exc}"))
     finally:
         watcher.close()
+
+
+class _WatchFailed(StoreError):
+    code = 500
+    reason = "InternalError"

@@ -160,7 +160,8 @@ def _run(scenario: Scenario, progress: Callable[[float], None] | None) -> SimRes
     wall = time.perf_counter()
     clock = VirtualClock()
     t0 = clock.now()
-    cluster = Cluster(clock=clock, conf=conf, period=scenario.period, history=SIM_HISTORY)
+    # every object of a simulation comes from a parsed manifest or from the controllers: nothing to screen
+    cluster = Cluster(clock=clock, conf=conf, period=scenario.period, history=SIM_HISTORY, screen=False)
     rec = Recorder(cluster.store, clock, t0)
     errors: list[str] = []
     cluster.apply(scenario.nodes)

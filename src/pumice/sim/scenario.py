@@ -10,15 +10,19 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
 from pumice.api import ManifestError, load_file, load_text
+from pumice.api.reader import InputError, load_yaml, read_text_file
 from pumice.nodes import DURATION_ANNOTATION, parse_duration
 
 from .errors import ScenarioError
 from .nodegen import generate_nodes
+
+if TYPE_CHECKING:
+    from .federation import FederationScenario
 
 __all__ = ["ACTION_KINDS", "Action", "Scenario", "load_directory", "load_path", "load_scenario"]
 
@@ -131,14 +135,14 @@ def _seconds(value: Any, source: str, fld: str) -> float:
         raise ScenarioError(source, fld, str(err)) from None
 
 
-def _nodes(value: Any, base: Path, source: str) -> list[dict[str, Any]]:
+def _nodes(value: Any, base: Path, source: str, field: str = "cluster.nodes") -> list[dict[str, Any]]:
     if value is None:
         return []
     entries = value if isinstance(value, list) else [value]
     used: set[str] = set()
     nodes: list[dict[str, Any]] = []
     for i, entry in enumerate(entries):
-        fld = f"cluster.nodes[{i}]"
+        fld = f"{field}[{i}]"
         if isinstance(entry, Mapping) and "kind" not in entry and set(entry) != {"file"}:
             nodes.extend(generate_nodes(entry, source, fld, used))
             continue
@@ -164,7 +168,10 @@ def _conf(value: Any, base: Path, source: str) -> tuple[str | None, str]:
         path = base / value.strip()
         if not path.is_file():
             raise ScenarioError(source, "scheduler", f"no such file: {path}")
-        return path.read_text(), str(path)
+        try:
+            return read_text_file(path), str(path)
+        except (OSError, UnicodeDecodeError, InputError) as err:  # unreadable, not UTF-8, too large
+            raise ScenarioError(source, "scheduler", f"{path}: {err}") from None
     return value, f"{source} (scheduler)"
 
 
@@ -193,13 +200,19 @@ def _action(entry: Any, i: int, base: Path, source: str) -> Action:
     return Action(at, verb, node=value, label=label)
 
 
-def load_scenario(path: Path) -> Scenario:
-    """Read a scenario file (see ``docs/sim.md``)."""
+def load_scenario(path: Path) -> Scenario | FederationScenario:
+    """Read a scenario file (see ``docs/sim.md``); one with ``clusters`` is a federation (docs/federation.md)."""
     source = str(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(read_text_file(path))
     except OSError as err:
         raise ScenarioError(source, "", f"cannot read: {err.strerror or err}") from None
+    except InputError as err:
+        raise ScenarioError(source, "", str(err)) from None
+    except UnicodeDecodeError as err:
+        raise ScenarioError(source, "", f"not UTF-8 text: {err.reason} at byte {err.start}") from None
+    except ValueError as err:  # an integer beyond Python's digit limit
+        raise ScenarioError(source, "", f"not valid YAML ({err})") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
@@ -208,6 +221,10 @@ def load_scenario(path: Path) -> Scenario:
         raise ScenarioError(source, "", "a scenario is a mapping with cluster, scheduler, timeline and until")
     if "kind" in data and "timeline" not in data:
         raise ScenarioError(source, "", "this is a manifest, not a scenario: put it in a directory or a timeline")
+    if "clusters" in data:  # several member clusters: a federation scenario (sim/federation.py)
+        from .federation import load_federation
+
+        return load_federation(path, data)
     unknown = sorted(set(data) - TOP_KEYS)
     if unknown:
         raise ScenarioError(source, unknown[0], f"unknown key (a scenario has {', '.join(sorted(TOP_KEYS))})")
@@ -253,7 +270,7 @@ def load_directory(path: Path) -> Scenario:
     return scenario
 
 
-def load_path(path: Path) -> Scenario:
+def load_path(path: Path) -> Scenario | FederationScenario:
     """A scenario file, or a directory of manifests."""
     if path.is_dir():
         return load_directory(path)

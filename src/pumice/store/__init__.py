@@ -19,6 +19,7 @@ from .errors import (
     NotFound,
     StoreClosed,
     StoreError,
+    TooLarge,
     error_from_status,
 )
 from .memory import MemoryStore
@@ -66,6 +67,7 @@ __all__ = [
     "StoreClosed",
     "StoreError",
     "StoredEvent",
+    "TooLarge",
     "Watch",
     "WatchEvent",
     "Watcher",

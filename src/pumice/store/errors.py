@@ -20,6 +20,7 @@ __all__ = [
     "NotFound",
     "StoreClosed",
     "StoreError",
+    "TooLarge",
     "error_from_status",
 ]
 
@@ -92,6 +93,13 @@ class Invalid(StoreError):
 
     code = 422
     reason = "Invalid"
+
+
+class TooLarge(StoreError):
+    """The request or the object it would store is larger than allowed (HTTP 413, as kube-apiserver's)."""
+
+    code = 413
+    reason = "RequestEntityTooLarge"
 
 
 class Denied(Invalid):

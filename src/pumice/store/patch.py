@@ -2,13 +2,21 @@
 
 Neither function mutates its inputs; both return a new document. Any failure raises ``BadRequest`` and,
 since the document is only stored after the whole patch applied, leaves the store untouched.
+
+A JSON patch is bounded as kube-apiserver bounds it: at most :data:`MAX_JSON_PATCH_OPERATIONS` operations
+(413), and what its ``copy`` operations duplicate adds up to at most :data:`MAX_JSON_PATCH_COPY_BYTES` (422),
+so that a few bytes of patch cannot double an object again and again. Its result may not nest deeper than
+:data:`MAX_DEPTH` (``add`` at a deep path, or a copy of a subtree into itself, could otherwise deepen an
+object past what the recursive code reading it can take). A merge patch cannot do either: its result is no
+deeper and no larger than the object and the patch together.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from .errors import BadRequest
+from .errors import BadRequest, Invalid, TooLarge
 from .jsonutil import copy_json, json_equal, normalize_json
 
 __all__ = [
@@ -20,6 +28,13 @@ __all__ = [
     "merge_status_shared",
     "normalize_patch_type",
 ]
+
+#: kube-apiserver's ``maxJSONPatchOperations``.
+MAX_JSON_PATCH_OPERATIONS = 10_000
+#: How much a JSON patch's ``copy`` operations may duplicate in all (Kubernetes' 3 MiB object limit).
+MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024
+#: Deepest nesting of objects/arrays a JSON patch may leave (see ``pumice.api.reader.MAX_DEPTH``).
+MAX_DEPTH = 100
 
 PATCH_TYPES: dict[str, str] = {
     "merge": "merge",
@@ -224,10 +239,38 @@ def _operation_value(op: dict[str, Any], index: int) -> Any:
     return normalize_json(op["value"])
 
 
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+def _depth(value: Any) -> int:
+    """How deeply objects/arrays nest in ``value`` (iterative: the value may be deeper than the stack)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        children: Any
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
 def apply_json_patch(document: Any, patch: Any) -> Any:
-    """RFC 6902: add, remove, replace, move, copy, test, applied in order, all or nothing."""
+    """RFC 6902: add, remove, replace, move, copy, test, applied in order, all or nothing (see the limits in
+    the module docstring)."""
     if not isinstance(patch, list):
         raise BadRequest("JSON patch must be an array of operations")
+    if len(patch) > MAX_JSON_PATCH_OPERATIONS:
+        raise TooLarge(f"Request entity too large: The allowed maximum operations in a JSON patch is "
+                       f"{MAX_JSON_PATCH_OPERATIONS}, got {len(patch)}")
+    copied = 0
+    deepened = False
     doc = copy_json(document)
     for index, op in enumerate(patch):
         if not isinstance(op, dict):
@@ -249,11 +292,23 @@ def apply_json_patch(document: Any, patch: Any) -> Any:
                     raise BadRequest(f"JSON patch: cannot move {source!r} into its own child {pointer!r}")
                 doc, value = _remove(doc, from_tokens, source)
             else:
-                value = copy_json(_resolve(doc, from_tokens, source))
+                value = _resolve(doc, from_tokens, source)
+                if isinstance(value, dict | list) or (isinstance(value, str) and len(value) > 64):
+                    copied += _json_size(value)
+                    if copied > MAX_JSON_PATCH_COPY_BYTES:
+                        raise Invalid(f"JSON patch: its copy operations would add {copied} bytes or more, more than "
+                                      f"the limit of {MAX_JSON_PATCH_COPY_BYTES}")
+                value = copy_json(value)
+            deepened = deepened or isinstance(value, dict | list)
             doc = _add(doc, tokens, value, pointer)
         elif name == "test":
             if not json_equal(_resolve(doc, tokens, pointer), _operation_value(op, index)):
                 raise BadRequest(f"JSON patch: test of {pointer!r} failed")
         else:
             raise BadRequest(f"JSON patch: operation {index} has unknown op {name!r}")
+        if name in ("add", "replace") and isinstance(op.get("value"), dict | list):
+            deepened = True
+    if deepened and _depth(doc) > MAX_DEPTH:
+        raise Invalid(f"JSON patch: the patched object would nest more than {MAX_DEPTH} levels of objects and "
+                      "arrays")
     return doc

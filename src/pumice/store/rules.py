@@ -16,6 +16,7 @@ from .resources import ResourceInfo
 
 __all__ = [
     "body_changed",
+    "check_metadata",
     "check_name",
     "check_update",
     "describe",
@@ -81,6 +82,26 @@ def metadata(obj: dict[str, Any]) -> dict[str, Any]:
     elif not isinstance(meta, dict):
         raise BadRequest("metadata must be an object")
     return meta
+
+
+def check_metadata(meta: dict[str, Any]) -> None:
+    """The metadata fields the store itself reads (selectors, finalizers, owners) must have their types."""
+    for key in ("labels", "annotations"):
+        value = meta.get(key)
+        if value is not None and (type(value) is not dict or not all(type(v) is str for v in value.values())):
+            raise BadRequest(f"metadata.{key}: expected a map of strings to strings, got {_shape(value, dict)}")
+    finalizers = meta.get("finalizers")
+    if finalizers is not None and (type(finalizers) is not list or not all(type(f) is str for f in finalizers)):
+        raise BadRequest(f"metadata.finalizers: expected a list of strings, got {_shape(finalizers, list)}")
+    owners = meta.get("ownerReferences")
+    if owners is not None and (type(owners) is not list or not all(type(o) is dict for o in owners)):
+        raise BadRequest(f"metadata.ownerReferences: expected a list of objects, got {_shape(owners, list)}")
+
+
+def _shape(value: Any, expected: type) -> str:
+    if type(value) is expected:
+        return "an item of another type" if expected is list else "a value that is not a string"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), "a number")
 
 
 def qualified(resource: str, subresource: str | None) -> str:
@@ -177,7 +198,8 @@ def prepare_update(
 def check_update(info: ResourceInfo, old: dict[str, Any], new: dict[str, Any]) -> None:
     """Invariants no update may break, checked after admission."""
     if info.name == "pods":
-        old_node = (old.get("spec") or {}).get("nodeName") or ""
+        old_spec = old.get("spec")
+        old_node = (old_spec.get("nodeName") if isinstance(old_spec, dict) else None) or ""
         new_spec = new.get("spec")
         new_node = (new_spec.get("nodeName") if isinstance(new_spec, dict) else None) or ""
         if old_node != new_node:

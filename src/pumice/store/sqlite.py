@@ -6,6 +6,11 @@ watches resume from, with the previous state so selector transitions replay corr
 so an acknowledged write survives ``kill -9``. The in-memory index serves reads; SQLite is written, and
 read only on open. The file is opened in exclusive locking mode: a second store on the same file (which
 could bind a pod twice) fails to open instead.
+
+Objects larger than ``max_object_bytes`` (3 MiB by default, Kubernetes' limit) are refused with
+``TooLarge`` (413) before anything is written, whatever write would have made them so (a patch that grows
+an object included). The file and its journal are private to the user (mode 0600): they hold every object,
+Secrets included.
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ from typing import Any
 
 from .backend import LoadedState, StoredEvent
 from .base import DEFAULT_HISTORY, BaseStore
-from .errors import StoreError
+from .errors import StoreError, TooLarge
 from .protocol import Admission
 from .resources import ResourceInfo
 
 __all__ = ["SqliteBackend", "SqliteStore"]
 
 SCHEMA_VERSION = "1"
+#: Largest object stored, as JSON (Kubernetes: 3 MiB per request body, about 1.5 MiB per object in etcd).
+DEFAULT_MAX_OBJECT_BYTES = 3 * 1024 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -64,9 +71,12 @@ def _loads_optional(text: str | None) -> dict[str, Any] | None:
 class SqliteBackend:
     """Durable ``Backend`` on one SQLite file; see the module docstring."""
 
-    def __init__(self, path: str | os.PathLike[str], *, history: int, timeout: float = 5.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, history: int, timeout: float = 5.0,
+                 max_object_bytes: int | None = DEFAULT_MAX_OBJECT_BYTES) -> None:
         self.path = os.fspath(path)
         self._history = history
+        self.max_object_bytes = max_object_bytes
+        _private(self.path)
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
         except sqlite3.Error as exc:
@@ -120,6 +130,11 @@ class SqliteBackend:
         if not conn.in_transaction:
             conn.execute("BEGIN IMMEDIATE")
         text = _dumps(event.object)
+        limit = self.max_object_bytes
+        if limit is not None and event.type != "DELETED" and len(text) > limit >> 2:
+            size = len(text.encode("utf-8", "surrogatepass"))
+            if size > limit:
+                raise TooLarge(f"Request entity too large: the object would be {size} bytes, the limit is {limit}")
         key = (event.resource, event.namespace, event.name)
         if event.type == "DELETED":
             conn.execute("DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?", key)
@@ -150,6 +165,22 @@ class SqliteBackend:
         self._conn.close()
 
 
+def _private(path: str) -> None:
+    """Create ``path`` (and the journal files SQLite derives from it, which take its mode) as 0600."""
+    if path in ("", ":memory:") or path.startswith("file:"):
+        return
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    except OSError:
+        return  # not a file we can create: SQLite says why when it opens it
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        try:
+            if os.stat(name).st_mode & 0o077:
+                os.chmod(name, 0o600)
+        except FileNotFoundError:
+            continue
+
+
 class SqliteStore(BaseStore):
     """A durable store in one SQLite file; reopening it restores objects, the counter and the event log."""
 
@@ -163,10 +194,11 @@ class SqliteStore(BaseStore):
         rng: random.Random | None = None,
         resources: Iterable[ResourceInfo] | None = None,
         timeout: float = 5.0,
+        max_object_bytes: int | None = DEFAULT_MAX_OBJECT_BYTES,
     ) -> None:
         if history < 1:
             raise ValueError("history must keep at least one event")
-        backend = SqliteBackend(path, history=history, timeout=timeout)
+        backend = SqliteBackend(path, history=history, timeout=timeout, max_object_bytes=max_object_bytes)
         self.path = backend.path
         try:
             super().__init__(backend, clock=clock, admission=admission, history=history, rng=rng, resources=resources)

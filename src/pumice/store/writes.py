@@ -30,6 +30,7 @@ from .resources import CRDS, ResourceInfo, ResourceRegistry, custom_resources
 from .rules import (
     SYSTEM_CREATE_DROPS,
     body_changed,
+    check_metadata,
     check_name,
     check_update,
     describe,
@@ -150,6 +151,7 @@ class WritePath:
             else:
                 new = normalize_json(obj if type(obj) is dict else dict(obj))
             meta = metadata(new)
+            check_metadata(meta)
             if info.namespaced:
                 namespace = meta.get("namespace") or "default"
                 if not isinstance(namespace, str):
@@ -235,6 +237,7 @@ class WritePath:
             old = self._require(resource, namespace, name)
         old_meta = old["metadata"]
         meta = metadata(incoming)
+        check_metadata(meta)
         wanted_rv = meta.get("resourceVersion")
         if wanted_rv not in (None, "") and str(wanted_rv) != old_meta["resourceVersion"]:
             raise Conflict(
@@ -378,14 +381,14 @@ class WritePath:
             if not node_name or not isinstance(node_name, str):
                 raise BadRequest("a binding needs a target node name")
             old = self._require("pods", ns, pod_name)
-            current = (old.get("spec") or {}).get("nodeName")
+            spec = old.get("spec", {})
+            if not isinstance(spec, dict):
+                raise BadRequest("pod spec is not an object")
+            current = spec.get("nodeName")
             if current:
                 raise Conflict(f'pod {pod_name} is already assigned to node "{current}"')
             if old["metadata"].get("deletionTimestamp"):
                 raise Conflict(f"pod {pod_name} is being deleted, cannot be assigned to a host")
-            spec = old.get("spec", {})
-            if not isinstance(spec, dict):
-                raise BadRequest("pod spec is not an object")
             # fresh containers along what changes; the rest is shared with ``old`` (stored objects are immutable)
             new = {**old, "metadata": dict(old["metadata"]), "spec": {**spec, "nodeName": node_name}}
             status = old.get("status")

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from pumice.api.reader import load_json
+
 __all__ = ["REVIEW_VERSIONS", "Review", "ReviewError", "allow", "deny", "json_patch", "parse_review"]
 
 Obj = dict[str, Any]
@@ -40,8 +42,8 @@ class Review:
 
 def parse_review(body: bytes) -> Review:
     try:
-        doc = json.loads(body)
-    except ValueError as err:
+        doc = load_json(body)
+    except ValueError as err:  # not JSON, or nested too deeply (pumice.api.reader's limit)
         raise ReviewError(f"the body is not JSON: {err}") from None
     if not isinstance(doc, dict) or doc.get("kind") != "AdmissionReview":
         raise ReviewError("the body is not an AdmissionReview")
@@ -52,6 +54,8 @@ def parse_review(body: bytes) -> Review:
     if not isinstance(request, dict) or not request.get("uid"):
         raise ReviewError("the AdmissionReview has no request uid")
     resource = request.get("resource") or {}
+    if not isinstance(resource, dict):
+        raise ReviewError("request.resource: expected an object")
     obj, old = request.get("object"), request.get("oldObject")
     return Review(
         api_version=api_version,

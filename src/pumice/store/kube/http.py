@@ -26,7 +26,7 @@ from pumice.store.errors import AlreadyExists, StoreError, error_from_status
 from .connection import Connection, ConnectionError_
 from .ratelimit import TokenBucket
 
-__all__ = ["ApiClient", "ApiFailure", "status_error"]
+__all__ = ["ApiClient", "ApiFailure", "decode", "status_error"]
 
 log = logging.getLogger("pumice.kube")
 
@@ -57,6 +57,21 @@ def status_error(code: int, body: Any, what: str) -> StoreError:
     if code in (400, 404, 409, 410, 422):  # the failures clients handle: their store errors, details kept
         return error_from_status({**status, "message": message, "reason": reason}, code)
     return ApiFailure(message, code, reason or "InternalError")
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def decode(raw: bytes, what: str) -> Any:
+    """An answer of the API server as JSON; anything else (a proxy's HTML page, a truncated body, nesting past
+    the interpreter's stack, ``NaN``) is an :class:`ApiFailure` naming the request, never another exception."""
+    try:
+        return json.loads(raw, parse_constant=_not_json)
+    except RecursionError:
+        raise ApiFailure(f"{what}: the API server's answer is not JSON: nested too deeply") from None
+    except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, a constant
+        raise ApiFailure(f"{what}: the API server's answer is not JSON: {err}") from None
 
 
 def _backoff(attempt: int) -> float:
@@ -122,10 +137,10 @@ class ApiClient:
                 code, retry_after, raw = 0, None, b""
             else:
                 if code < 300:
-                    return json.loads(raw) if raw else {}
+                    return decode(raw, what) if raw else {}
                 try:
-                    answer = json.loads(raw) if raw else None
-                except ValueError:
+                    answer = decode(raw, what) if raw else None
+                except ApiFailure:
                     answer = {"message": raw.decode(errors="replace")[:200]}
                 failure = status_error(code, answer, what)
             retriable = code == 0 or code in _RETRIED or (code == 409 and redo_conflict
@@ -152,8 +167,8 @@ class ApiClient:
             if resp.status >= 300:
                 raw = await resp.read()
                 try:
-                    answer = json.loads(raw) if raw else None
-                except ValueError:
+                    answer = decode(raw, f"watch {path}") if raw else None
+                except ApiFailure:
                     answer = None
                 raise status_error(resp.status, answer, f"watch {path}")
             content = resp.content
@@ -162,7 +177,7 @@ class ApiClient:
                 if not line:
                     return
                 if line.strip():
-                    yield json.loads(line)
+                    yield decode(line, f"watch {path}")
 
 
 def _why(err: BaseException) -> str:

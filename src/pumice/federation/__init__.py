@@ -1,0 +1,1 @@
+"""``pumice.federation``: two-level scheduling over several clusters (see docs/federation.md)."""
