@@ -63,7 +63,13 @@ ISSUE19_PLUGINS = """\
       tdm.revocable-zone.rz1: "0:00-0:01"
   - name: cdp
   - name: resourcequota
+  - name: pdb
+  - name: task-topology
+  - name: rescheduling
+  - name: extender
 """
+#: The issue 19 row's actions: the default ones and the new eviction actions.
+ISSUE19_ACTIONS = 'actions: "enqueue, allocate, backfill, shuffle, gangpreempt, gangreclaim"'
 #: Sizes that also get an "issue 19" row.
 ISSUE19_SIZES = {(1000, 10_000), (5000, 50_000)}
 GROUPS = ["ng-0", "ng-1", "ng-2", "ng-3"]
@@ -140,7 +146,8 @@ def run_one(nodes: int, pods: int, topology: bool = False, issue19: bool = False
     objs = cluster(nodes, pods, topology=topology, issue19=issue19)
     conf = load_conf(DEFAULT_CONF + TOPOLOGY_PLUGIN) if topology else None
     if issue19:
-        conf = load_conf(DEFAULT_CONF + ISSUE19_PLUGINS)
+        conf = load_conf((DEFAULT_CONF + ISSUE19_PLUGINS).replace('actions: "enqueue, allocate, backfill"',
+                                                                  ISSUE19_ACTIONS))
     if extra:
         conf = load_conf(DEFAULT_CONF + "".join(f"  - name: {p}\n" for p in extra.split(",") if p))
     t0 = time.perf_counter()

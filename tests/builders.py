@@ -165,3 +165,19 @@ def vcjob(name: str, *, namespace: str | None = "default", replicas: int = 1, cp
         body["queue"] = queue
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
             "metadata": _metadata(name, namespace, None, None), "spec": body}
+
+
+def pdb(name: str, *, namespace: str | None = None, match: dict[str, str] | None = None,
+        min_available: int | str | None = None, max_unavailable: int | str | None = None,
+        api_version: str = "policy/v1", allowed: int | None = None) -> Obj:
+    """A PodDisruptionBudget over the pods labelled ``match`` (``allowed``: its status' disruptionsAllowed)."""
+    spec: Obj = {"selector": {"matchLabels": dict(match or {})}}
+    if min_available is not None:
+        spec["minAvailable"] = min_available
+    if max_unavailable is not None:
+        spec["maxUnavailable"] = max_unavailable
+    obj: Obj = {"apiVersion": api_version, "kind": "PodDisruptionBudget",
+                "metadata": _metadata(name, namespace or "default", None, None), "spec": spec}
+    if allowed is not None:
+        obj["status"] = {"disruptionsAllowed": allowed}
+    return obj

@@ -15,6 +15,7 @@ from pumice.api.federation import MemberCluster
 from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
 from pumice.api.nodeinfo import Numatopology
+from pumice.api.policy import PodDisruptionBudget
 from pumice.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from pumice.api.scheduling import PodGroup, PriorityClass, Queue
 from pumice.api.topology import HyperNode
@@ -72,10 +73,12 @@ MODELS: tuple[type[KubeObject], ...] = (
     JobFlow,
     JobTemplate,
     MemberCluster,
+    PodDisruptionBudget,
 )
 
 #: Other versions a kind is served under with the same schema (kube-apiserver 1.20 still serves these).
-ALIASES: dict[tuple[str, str], type[KubeObject]] = {("scheduling.k8s.io/v1beta1", "PriorityClass"): PriorityClass}
+ALIASES: dict[tuple[str, str], type[KubeObject]] = {("scheduling.k8s.io/v1beta1", "PriorityClass"): PriorityClass,
+                                                     ("policy/v1beta1", "PodDisruptionBudget"): PodDisruptionBudget}
 
 _BY_TYPE: dict[tuple[str, str], type[KubeObject]] = {(m.API_VERSION, m.KIND): m for m in MODELS} | ALIASES
 

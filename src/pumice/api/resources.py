@@ -10,6 +10,7 @@ from pumice.api.core import ResourceQuota
 from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
 from pumice.api.nodeinfo import Numatopology
+from pumice.api.policy import PodDisruptionBudget
 from pumice.api.scheduling import PodGroup, PriorityClass, Queue
 from pumice.api.topology import HyperNode
 
@@ -24,6 +25,7 @@ __all__ = [
     "JOBS",
     "JOBTEMPLATES",
     "NUMATOPOLOGIES",
+    "PODDISRUPTIONBUDGETS",
     "PODGROUPS",
     "PRIORITYCLASSES",
     "QUEUES",
@@ -56,3 +58,4 @@ PRIORITYCLASSES = resource_of(PriorityClass)
 CRDS = resource_of(CustomResourceDefinition)
 JOBFLOWS = resource_of(JobFlow)
 JOBTEMPLATES = resource_of(JobTemplate)
+PODDISRUPTIONBUDGETS = resource_of(PodDisruptionBudget)

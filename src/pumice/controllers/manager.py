@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from pumice.api.resources import BATCH_JOBS, CRONJOBS, DEPLOYMENTS, REPLICASETS, RESOURCEQUOTAS, STATEFULSETS
+from pumice.api.resources import (
+    BATCH_JOBS,
+    CRONJOBS,
+    DEPLOYMENTS,
+    PODDISRUPTIONBUDGETS,
+    REPLICASETS,
+    RESOURCEQUOTAS,
+    STATEFULSETS,
+)
 from pumice.clock import Clock
 from pumice.events import EventRecorder
 from pumice.store import Store
@@ -18,6 +26,7 @@ from pumice.store import Store
 from .batchjob import BatchJobController
 from .cronjob import CronJobController
 from .deployment import DeploymentController
+from .disruption import DisruptionController
 from .dormant import Dormant
 from .gc import GarbageCollector
 from .hypernode import HyperNodeController
@@ -93,7 +102,11 @@ class ControllerManager:
         #: kube-controller-manager's namespace lifecycle, dormant until a Namespace exists
         self.namespaces = Dormant(store, clock, (NAMESPACES,), lambda: (NamespaceController(store, clock),)) \
             if kubernetes else None
-        kube: tuple[Controller, ...] = tuple(c for c in (self.kubernetes, self.namespaces) if c is not None)
+        #: PodDisruptionBudget status (embedded only), with its own pod watch once a budget exists
+        self.disruption = Dormant(store, clock, (PODDISRUPTIONBUDGETS,),
+                                  lambda: (DisruptionController(store, clock),)) if kubernetes else None
+        kube: tuple[Controller, ...] = tuple(c for c in (self.kubernetes, self.namespaces, self.disruption)
+                                             if c is not None)
         self.controllers: tuple[Controller, ...] = (*kube, *volcano)
         #: for ``controllers``: [(sync, pending)], their ``next_wakeup``s, and whether every one has a ``pending``
         self._checked: tuple[tuple[Controller, ...], list[tuple[Any, Any]], tuple[Any, ...], bool] | None = None

@@ -35,7 +35,7 @@ from pumice.scheduler.snapshot import (
     task_status,
 )
 
-KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode", "ResourceQuota")
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode", "ResourceQuota", "PodDisruptionBudget")
 
 
 def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -122,6 +122,8 @@ class LiveCache:
             self._queue_changed(key, None if event == "DELETED" else obj)
         elif kind == "HyperNode":
             self._state.hypernodes = list(self.objects["HyperNode"].values())
+        elif kind == "PodDisruptionBudget":
+            self._state.pdbs = list(self.objects["PodDisruptionBudget"].values())
         elif kind == "ResourceQuota":
             self._state.resource_quotas = quotas_by_namespace(list(self.objects["ResourceQuota"].values()))
         else:

@@ -35,6 +35,8 @@ WATCHED = (
     "pods",
     "resourcequotas",
 )
+#: Watched when a configured plugin reads them (``pdb``); a server that does not serve them is left alone.
+OPTIONAL: dict[str, str] = {"poddisruptionbudgets.policy": "pdb"}
 
 log = logging.getLogger("pumice.scheduler")
 
@@ -118,6 +120,11 @@ class SchedulerLoop:
                                                else events or None)
         self.pod_events = pod_events
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
+        named = {opt.name for tier in self.conf.tiers for opt in tier.plugins}
+        for resource, plugin in OPTIONAL.items():
+            if plugin in named:
+                with contextlib.suppress(StoreError):
+                    self.informers[resource] = Informer(store, resource, self.cache.apply)
         self.last: SessionOutcome | None = None
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
         self._written: dict[str, tuple[Any, ...]] = {}

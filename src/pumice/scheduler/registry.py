@@ -7,8 +7,11 @@ from __future__ import annotations
 from pumice.scheduler.actions.allocate import AllocateAction
 from pumice.scheduler.actions.backfill import BackfillAction
 from pumice.scheduler.actions.enqueue import EnqueueAction
+from pumice.scheduler.actions.gangpreempt import GangPreemptAction
+from pumice.scheduler.actions.gangreclaim import GangReclaimAction
 from pumice.scheduler.actions.preempt import PreemptAction
 from pumice.scheduler.actions.reclaim import ReclaimAction
+from pumice.scheduler.actions.shuffle import ShuffleAction
 from pumice.scheduler.framework.plugin import Action, Plugin
 from pumice.scheduler.plugins.binpack import BinpackPlugin
 from pumice.scheduler.plugins.capacity import CapacityPlugin
@@ -16,18 +19,22 @@ from pumice.scheduler.plugins.cdp import CdpPlugin
 from pumice.scheduler.plugins.conformance import ConformancePlugin
 from pumice.scheduler.plugins.deviceshare import DeviceSharePlugin
 from pumice.scheduler.plugins.drf import DrfPlugin
+from pumice.scheduler.plugins.extender import ExtenderPlugin
 from pumice.scheduler.plugins.fragmentation import FragmentationPlugin
 from pumice.scheduler.plugins.gang import GangPlugin
 from pumice.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from pumice.scheduler.plugins.nodegroup import NodeGroupPlugin
 from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin
 from pumice.scheduler.plugins.overcommit import OvercommitPlugin
+from pumice.scheduler.plugins.pdb import PdbPlugin
 from pumice.scheduler.plugins.predicates import PredicatesPlugin
 from pumice.scheduler.plugins.priority import PriorityPlugin
 from pumice.scheduler.plugins.proportion import ProportionPlugin
+from pumice.scheduler.plugins.rescheduling import ReschedulingPlugin
 from pumice.scheduler.plugins.resource_strategy_fit import ResourceStrategyFitPlugin
 from pumice.scheduler.plugins.resourcequota import ResourceQuotaPlugin
 from pumice.scheduler.plugins.sla import SlaPlugin
+from pumice.scheduler.plugins.task_topology import TaskTopologyPlugin
 from pumice.scheduler.plugins.tdm import TdmPlugin
 
 PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
@@ -50,6 +57,10 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     CdpPlugin,
     DeviceSharePlugin,
     FragmentationPlugin,
+    PdbPlugin,
+    ReschedulingPlugin,
+    TaskTopologyPlugin,
+    ExtenderPlugin,
 )}
 
 ACTIONS: dict[str, type[Action]] = {action.name: action for action in (
@@ -58,4 +69,7 @@ ACTIONS: dict[str, type[Action]] = {action.name: action for action in (
     BackfillAction,
     PreemptAction,
     ReclaimAction,
+    ShuffleAction,
+    GangPreemptAction,
+    GangReclaimAction,
 )}

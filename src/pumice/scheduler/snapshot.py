@@ -63,6 +63,8 @@ class ClusterState:
     evicted_at: dict[str, float] = field(default_factory=dict)
     #: ``v1`` ResourceQuotas by namespace (Volcano's ``NamespaceInfo.QuotaStatus``).
     resource_quotas: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: PodDisruptionBudgets (wire format), for the ``pdb`` plugin.
+    pdbs: list[dict[str, Any]] = field(default_factory=list)
 
 
 def may_wait(job: JobInfo) -> bool:
@@ -212,6 +214,7 @@ class Catalog:
     groups: list[dict[str, Any]] = field(default_factory=list)
     queues: list[dict[str, Any]] = field(default_factory=list)
     hypernodes: list[dict[str, Any]] = field(default_factory=list)
+    pdbs: list[dict[str, Any]] = field(default_factory=list)
     #: ``v1`` ResourceQuotas (the resourcequota plugin).
     resource_quotas: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: dict[str, int] = field(default_factory=dict)
@@ -231,6 +234,8 @@ class Catalog:
             self.queues.append(obj)
         elif kind == "HyperNode":
             self.hypernodes.append(obj)
+        elif kind == "PodDisruptionBudget":
+            self.pdbs.append(obj)
         elif kind == "ResourceQuota":
             self.resource_quotas.append(obj)
         elif kind == "PriorityClass":
@@ -446,6 +451,7 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
     present = {k: j for k, j in jobs.items() if j.queue in queues}
     state = ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs)
     state.resource_quotas = quotas_by_namespace(catalog.resource_quotas)
+    state.pdbs = catalog.pdbs
     return state
 
 

@@ -43,6 +43,7 @@ _EXTRA: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "replicasets.apps": ("replicaset", ("rs",), ("all",)),
     "statefulsets.apps": ("statefulset", ("sts",), ("all",)),
     "jobs.batch": ("job", (), ("all",)),
+    "poddisruptionbudgets.policy": ("poddisruptionbudget", ("pdb",), ()),
     "customresourcedefinitions.apiextensions.k8s.io": ("customresourcedefinition", ("crd", "crds"),
                                                        ("api-extensions",)),
     "clusters.federation.pumice.io": ("cluster", ("mc",), ("pumice",)),

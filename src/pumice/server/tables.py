@@ -329,6 +329,21 @@ def _priority_class_cells(pc: dict[str, Any], now: float) -> list[Any]:
             pc.get("preemptionPolicy") or "PreemptLowerPriority"]
 
 
+_PDB_COLUMNS = (
+    Column("Min Available", "string"),
+    Column("Max Unavailable", "string"),
+    Column("Allowed Disruptions", "integer"),
+    Column("Age", "string"),
+)
+
+
+def _pdb_cells(pdb: dict[str, Any], now: float) -> list[Any]:
+    spec = pdb.get("spec") or {}
+    least, most = spec.get("minAvailable"), spec.get("maxUnavailable")
+    return ["N/A" if least is None else str(least), "N/A" if most is None else str(most),
+            _int(pdb, "status", "disruptionsAllowed"), _created(pdb, now)]
+
+
 _CONFIGMAP_COLUMNS = (Column("Data", "string"), Column("Age", "string"))
 
 
@@ -439,6 +454,7 @@ _BUILTIN: dict[str, tuple[tuple[Column, ...], Callable[[dict[str, Any], float], 
     "namespaces": (_NAMESPACE_COLUMNS, _namespace_cells),
     "priorityclasses.scheduling.k8s.io": (_PRIORITY_CLASS_COLUMNS, _priority_class_cells),
     "configmaps": (_CONFIGMAP_COLUMNS, _configmap_cells),
+    "poddisruptionbudgets.policy": (_PDB_COLUMNS, _pdb_cells),
     "secrets": (_SECRET_COLUMNS, _secret_cells),
     "events": (_EVENT_COLUMNS, _event_cells),
 }

@@ -101,6 +101,8 @@ DEFAULT_RESOURCES: tuple[ResourceInfo, ...] = (
                  "ClusterRoleBinding", namespaced=False, has_status=False),
     ResourceInfo("customresourcedefinitions.apiextensions.k8s.io", "apiextensions.k8s.io/v1",
                  "CustomResourceDefinition", namespaced=False),
+    ResourceInfo("poddisruptionbudgets.policy", "policy/v1", "PodDisruptionBudget", namespaced=True,
+                 other_versions=("v1beta1",), short_names=("pdb",)),
     ResourceInfo("leases.coordination.k8s.io", "coordination.k8s.io/v1", "Lease", namespaced=True, has_status=False),
     ResourceInfo("clusters.federation.pumice.io", "federation.pumice.io/v1alpha1", "Cluster", namespaced=False),
 )

@@ -70,6 +70,23 @@ HyperNodeGradientFn = Callable[["SearchRequest", "HyperNodeInfo", str], "list[li
 HyperNodeOrderFn = Callable[["SubJob", "list[HyperNodeInfo]"], "dict[str, float]"]
 
 
+#: Kinds of :class:`EvictionContext` (Volcano's ``EvictionKindGangPreempt`` / ``...GangReclaim``).
+GANG_PREEMPT, GANG_RECLAIM = "gangpreempt", "gangreclaim"
+
+
+@dataclass(frozen=True, eq=False)
+class EvictionContext:
+    """What a UnifiedEvictableFn is asked about: who evicts (``job``), why (``kind``), and where."""
+
+    kind: str
+    job: JobInfo
+    hypernode: str
+
+
+#: UnifiedEvictableFn(context, candidates) -> (victims, PERMIT) or (anything, ABSTAIN).
+UnifiedEvictableFn = Callable[[EvictionContext, "list[TaskInfo]"], "tuple[list[TaskInfo], int]"]
+
+
 class NodeFilter(Protocol):
     """A predicate, columnar: it answers for many nodes at once.
 
@@ -117,6 +134,8 @@ BATCH_NODE_ORDER: Point[BatchScorer] = Point("batch_node_order", "enableNodeOrde
 JOB_ENQUEUEABLE: Point[JobVoteFn] = Point("job_enqueueable", "enableJobEnqueued")
 JOB_ENQUEUED: Point[JobEventFn] = Point("job_enqueued", "enableJobEnqueued")
 VICTIM_TASKS: Point[VictimTasksFn] = Point("victim_tasks", "enabledVictim")
+#: pumice: which of the VictimTasks answer may really go (pdb); every filter applies (see the README).
+VICTIM_FILTER: Point[VictimTasksFn] = Point("victim_filter", "enabledVictim")
 JOB_STARVING: Point[JobFn] = Point("job_starving", "enableJobStarving")
 OVERUSED: Point[QueueFn] = Point("overused", "enabledOverused")
 ALLOCATABLE: Point[QueueTaskFn] = Point("allocatable", "enabledAllocatable")
@@ -126,12 +145,14 @@ SUBJOB_READY: Point[SubJobFn] = Point("subjob_ready", "enabledSubJobReady")
 SUBJOB_PIPELINED: Point[SubJobVoteFn] = Point("subjob_pipelined", "enabledSubJobPipelined")
 SUBJOB_ORDER: Point[SubJobOrderFn] = Point("subjob_order", "enabledSubJobOrder")
 HYPERNODE_GRADIENT: Point[HyperNodeGradientFn] = Point("hypernode_gradient", "enabledHyperNodeGradient")
+#: Victims of gangpreempt / gangreclaim (no flag: Volcano registers it unconditionally).
+UNIFIED_EVICTABLE: Point[UnifiedEvictableFn] = Point("unified_evictable", None)
 
 POINTS: tuple[Point[Any], ...] = (
     JOB_ORDER, JOB_READY, JOB_PIPELINED, TASK_ORDER, PREEMPTABLE, RECLAIMABLE, PREEMPTIVE, QUEUE_ORDER,
     VICTIM_QUEUE_ORDER, PREDICATE, PRE_PREDICATE, NODE_ORDER, BATCH_NODE_ORDER, JOB_ENQUEUEABLE, JOB_ENQUEUED,
-    VICTIM_TASKS, JOB_STARVING, OVERUSED, ALLOCATABLE, JOB_VALID, HYPERNODE_ORDER, SUBJOB_READY,
-    SUBJOB_PIPELINED, SUBJOB_ORDER, HYPERNODE_GRADIENT,
+    VICTIM_TASKS, VICTIM_FILTER, JOB_STARVING, OVERUSED, ALLOCATABLE, JOB_VALID, HYPERNODE_ORDER, SUBJOB_READY,
+    SUBJOB_PIPELINED, SUBJOB_ORDER, HYPERNODE_GRADIENT, UNIFIED_EVICTABLE,
 )
 
 #: The flags that switch points, in table order.

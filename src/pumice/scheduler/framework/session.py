@@ -38,8 +38,11 @@ from pumice.scheduler.framework.points import (
     SUBJOB_PIPELINED,
     SUBJOB_READY,
     TASK_ORDER,
+    UNIFIED_EVICTABLE,
+    VICTIM_FILTER,
     VICTIM_QUEUE_ORDER,
     VICTIM_TASKS,
+    EvictionContext,
     Point,
     VictimsFn,
 )
@@ -323,16 +326,44 @@ class Session:
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> list[TaskInfo]:
         return self._victims(RECLAIMABLE, reclaimer, reclaimees)
 
+    def unified_evictable(self, ctx: EvictionContext, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        """Victims of the gang actions: as ``preemptable`` (intersection in a tier, first tier with
+        an answer wins), every registered plugin asked."""
+        for tier in self._tiers(UNIFIED_EVICTABLE):
+            victims: list[TaskInfo] | None = None
+            for _, fn in tier:
+                chosen, abstain = fn(ctx, candidates)
+                if abstain == 0:
+                    continue
+                if not chosen:
+                    victims = None
+                    break
+                if victims is None:
+                    victims = list(chosen)
+                else:
+                    keep = {t.uid for t in chosen}
+                    victims = [t for t in victims if t.uid in keep]
+            if victims is not None:
+                return victims
+        return []
+
     def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
-        """Union inside a tier; the first tier with a non-empty set wins."""
+        """Union inside a tier; the first tier with a non-empty set wins. Then every VictimFilter
+        (pumice: PodDisruptionBudgets) keeps what may really go."""
+        victims: list[TaskInfo] = []
         for tier in self._tiers(VICTIM_TASKS):
             found: dict[str, TaskInfo] = {}
             for _, fn in tier:
                 for t in fn(tasks):
                     found[t.uid] = t
             if found:
-                return list(found.values())
-        return []
+                victims = list(found.values())
+                break
+        for keep in self.callbacks(VICTIM_FILTER):
+            if not victims:
+                break
+            victims = keep(victims)
+        return victims
 
     # --- queue gates ----------------------------------------------------------------------------
     def overused(self, queue: QueueInfo) -> bool:

@@ -19,6 +19,8 @@ from pumice.scheduler.framework.points import (
     SUBJOB_ORDER,
     SUBJOB_PIPELINED,
     SUBJOB_READY,
+    UNIFIED_EVICTABLE,
+    EvictionContext,
 )
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import JobInfo, TaskInfo, TaskStatus
@@ -41,6 +43,7 @@ class GangPlugin(Plugin):
         ssn.add(JOB_VALID, self.name, self.valid)
         ssn.add(PREEMPTABLE, self.name, self.victims)
         ssn.add(RECLAIMABLE, self.name, self.victims)
+        ssn.add(UNIFIED_EVICTABLE, self.name, self.unified_evictable)
         ssn.add(JOB_ORDER, self.name, self.job_order)
         ssn.add(JOB_READY, self.name, self.ready)
         ssn.add(JOB_PIPELINED, self.name, self.pipelined)
@@ -57,6 +60,10 @@ class GangPlugin(Plugin):
             return (f"NotEnoughTasks: not enough valid tasks for gang-scheduling, "
                     f"valid: {vtn}, min: {job.min_available}")
         return None
+
+    def unified_evictable(self, ctx: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+        """The gang actions keep MinAvailable with their bundles (safe / whole): all may go."""
+        return candidates, PERMIT
 
     def victims(self, actor: TaskInfo, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
         """Tasks a job can lose and stay ready (above its minAvailable)."""

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from pumice.scheduler.framework.plugin import Plugin
-from pumice.scheduler.framework.points import JOB_ORDER, JOB_STARVING, PERMIT, PREEMPTABLE, TASK_ORDER
+from pumice.scheduler.framework.points import (
+    GANG_RECLAIM,
+    JOB_ORDER,
+    JOB_STARVING,
+    PERMIT,
+    PREEMPTABLE,
+    TASK_ORDER,
+    UNIFIED_EVICTABLE,
+    EvictionContext,
+)
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import JobInfo, TaskInfo
 
@@ -22,6 +31,7 @@ class PriorityPlugin(Plugin):
         ssn.add(JOB_ORDER, self.name, self.job_order)
         ssn.add(PREEMPTABLE, self.name, self.preemptable)
         ssn.add(JOB_STARVING, self.name, self.starving)
+        ssn.add(UNIFIED_EVICTABLE, self.name, self.unified_evictable)
 
     def task_order(self, left: TaskInfo, right: TaskInfo) -> int:
         return _higher_first(left.priority, right.priority)
@@ -41,6 +51,12 @@ class PriorityPlugin(Plugin):
                 continue
             victims.append(t)
         return victims, PERMIT
+
+    def unified_evictable(self, ctx: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+        """gangreclaim: all (fairness, not priority, decides); gangpreempt: tasks of lower-priority jobs."""
+        if ctx.kind == GANG_RECLAIM:
+            return candidates, PERMIT
+        return [t for t in candidates if t.job is not None and t.job.priority < ctx.job.priority], PERMIT
 
     def starving(self, job: JobInfo) -> bool:
         return job.ready_task_num() + job.waiting_task_num() < len(job.tasks)
