@@ -52,6 +52,15 @@ def test_a_file_that_declares_default_keeps_its_own(tmp_path: Path) -> None:
     assert len(schedule("-f", str(f))["binds"]) == 2
 
 
+# --- issue 19 defect 3 in the dry run: a resource given only in limits is requested at its limit ----------
+def test_limits_only_gpus_are_counted_in_a_dry_run(tmp_path: Path) -> None:
+    eight = {"limits": {"nvidia.com/gpu": "8"}}
+    pods = [pod(f"p{i}", group=f"g{i}", containers=[{"name": "main", "image": "cuda", "resources": eight}])
+            for i in range(2)]
+    f = write(tmp_path / "c.yaml", [node("n1", cpu="64", gpus=8), podgroup("g0"), podgroup("g1"), *pods])
+    assert len(schedule("-f", str(f))["binds"]) == 1  # two 8-GPU pods never share one 8-GPU node
+
+
 # --- issue 11 item 1: hard topology with part of a HyperNode unusable -------------------------------
 def tainted_racks() -> list[Obj]:
     """Two tier-1 racks (label members) of 6 and 5 nodes with 8 GPUs; 3 of rack-a tainted."""
