@@ -162,3 +162,12 @@ def test_arguments_of_the_wrong_type_are_said(caplog: Any) -> None:
     assert passes(ssn, task(ssn, "r-0")) == [False, True]
     assert "tdm.revocable-zone.rz1: expected a string" in caplog.text
     assert "tdm.evict.period: 'soon' is not a duration" in caplog.text
+
+
+def test_the_shuffle_action_evicts_at_window_end() -> None:
+    """tdm's victims are evicted by Volcano's ``shuffle`` action once the window has closed, not while open."""
+    objects = cluster(*running_on_rev(3))
+    conf = load_conf(conf_text("gang", TDM, actions="enqueue, allocate, shuffle"))
+    assert run_session(build_cluster_state(objects), conf, now=at(12)).evictions == []
+    evicted = run_session(build_cluster_state(objects), conf, now=at(21, 1)).evictions
+    assert len(evicted) == 1 and evicted[0].startswith("default/r-")
