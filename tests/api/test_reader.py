@@ -177,6 +177,20 @@ def test_json_depth_is_the_depth_of_the_value(value: object, ascii_only: bool) -
     assert reader.json_depth(text.encode()) == _depth(value)
 
 
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.integers(1, 9))
+def test_json_depth_is_the_same_in_small_chunks(value: object, chunk: int) -> None:
+    """The scan carries a string, a run of backslashes and the depth across its chunks (1 MiB in use):
+    cut into chunks of a few bytes, every boundary falls somewhere awkward."""
+    text = json.dumps(value, ensure_ascii=False)
+    saved = reader._DEPTH_CHUNK
+    reader._DEPTH_CHUNK = chunk
+    try:
+        assert reader.json_depth(text) == _depth(value)
+    finally:
+        reader._DEPTH_CHUNK = saved
+
+
 @settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_yaml_reads_what_pyyaml_reads_within_the_limits(value: object) -> None:

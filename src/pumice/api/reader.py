@@ -150,30 +150,49 @@ def _too_large_message(size: int | None, limit: int) -> str:
 
 # --------------------------------------------------------------------------------------------------- JSON
 
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-
-
-def _strip_strings(raw: bytes) -> bytes:
-    """``raw`` without its JSON string literals (so brackets inside strings do not count)."""
-    return _STRING.sub(b"", raw) if b'"' in raw else raw
+#: Bytes of text looked at in one go by ``json_depth`` (its arrays are a few times this size).
+_DEPTH_CHUNK = 1 << 20
+_QUOTE, _BACKSLASH = 0x22, 0x5C
 
 
 def json_depth(raw: bytes | str) -> int:
     """How deeply the arrays and objects of a JSON text nest (0 for a scalar), without parsing it.
 
-    Linear in the text and vectorised: brackets inside strings do not count, unbalanced text gives a
-    depth all the same (the parser reports what is wrong with it afterwards).
+    Linear in the text, vectorised and in chunks of bounded memory: brackets inside strings do not count
+    (a quote after an odd run of backslashes does not end one), unbalanced text gives a depth all the same
+    (the parser reports what is wrong with it afterwards). UTF-8 bytes of other characters never look like
+    quotes, backslashes or brackets, so bytes are scanned as they are.
     """
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
-    if b"[" not in data and b"{" not in data:
+    if ("[" not in raw and "{" not in raw) if isinstance(raw, str) else (b"[" not in raw and b"{" not in raw):
         return 0
-    skeleton = _strip_strings(data).translate(None, _NOT_BRACKETS)
-    if not skeleton:
-        return 0
-    codes = np.frombuffer(skeleton, dtype=np.uint8)
-    steps = ((codes == 0x5B) | (codes == 0x7B)).view(np.int8) * np.int8(2) - np.int8(1)
-    return int(np.cumsum(steps, dtype=np.int32).max(initial=0))
+    depth = deepest = 0
+    inside = 0  # 1 while in a string at a chunk's start
+    trailing = 0  # backslashes ending the previous chunk
+    for start in range(0, len(raw), _DEPTH_CHUNK):
+        piece = raw[start:start + _DEPTH_CHUNK]  # text is encoded a chunk at a time, never copied whole
+        c = np.frombuffer(piece.encode("utf-8", "surrogatepass") if isinstance(piece, str) else piece,
+                          dtype=np.uint8)
+        quotes = np.flatnonzero(c == _QUOTE)
+        backslash = c == _BACKSLASH
+        last_plain = np.maximum.accumulate(np.where(backslash, -1, np.arange(len(c), dtype=np.int64)))
+        if quotes.size:
+            before = quotes - 1
+            runs = np.where(before >= 0, before - last_plain[np.maximum(before, 0)], 0)
+            runs += np.where((before < 0) | (last_plain[np.maximum(before, 0)] < 0), trailing, 0)
+            quotes = quotes[runs % 2 == 0]  # the quotes that open or close a string
+        toggles = np.zeros(len(c), dtype=np.int8)
+        toggles[quotes] = 1
+        in_string = ((np.cumsum(toggles, dtype=np.int32) + inside) & 1).astype(bool)
+        opens = (c == 0x5B) | (c == 0x7B)
+        where = np.flatnonzero((opens | (c == 0x5D) | (c == 0x7D)) & ~in_string)
+        if where.size:
+            levels = depth + np.cumsum(np.where(opens[where], 1, -1), dtype=np.int64)
+            deepest = max(deepest, int(levels.max()))
+            depth = int(levels[-1])
+        inside = (inside + len(quotes)) & 1
+        end_plain = int(last_plain[-1])
+        trailing = len(c) - 1 - end_plain + (trailing if end_plain < 0 else 0)
+    return deepest
 
 
 def _too_deep(depth: int | None, max_depth: int) -> TooDeep:
