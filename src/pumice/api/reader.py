@@ -240,6 +240,11 @@ def scrub_surrogates(value: Any) -> Any:
 
 
 def _may_hold_surrogates(raw: bytes | str) -> bool:
+    if isinstance(raw, str):
+        if "\\u" not in raw and "\\U" not in raw and raw.isascii():  # substring tests run at memchr speed
+            return False
+    elif b"\\u" not in raw and b"\\U" not in raw and b"\xed" not in raw:
+        return False
     pattern = _SURROGATE_ESCAPE_BYTES if isinstance(raw, bytes | bytearray) else _SURROGATE_ESCAPE
     return pattern.search(raw) is not None  # type: ignore[arg-type]
 
