@@ -400,11 +400,14 @@ def _apply(kubeconfig: Path, manifests: list[dict[str, Any]]) -> None:
     from pumice.client import ApiError, UnknownResource, connect
 
     kc = connect(str(kubeconfig))
-    for obj in manifests:
-        try:
-            print(apply_one(kc, obj, None), flush=True)
-        except (ApiError, UnknownResource) as err:
-            print(f"error: {obj.get('kind')} {name_of(obj)}: {err}", file=sys.stderr, flush=True)
+    try:
+        for obj in manifests:
+            try:
+                print(apply_one(kc, obj, None), flush=True)
+            except (ApiError, UnknownResource) as err:
+                print(f"error: {obj.get('kind')} {name_of(obj)}: {err}", file=sys.stderr, flush=True)
+    finally:
+        kc.close()  # an idle kept-alive connection would hold the server's graceful stop for its timeout
 
 
 def up(
