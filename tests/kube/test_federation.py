@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,31 +212,48 @@ def test_jobs_land_where_the_policy_says(federation: Federation) -> None:
                "all four completed")
 
 
+def _cordon(fed: Federation, unschedulable: bool) -> None:
+    patch = json.dumps({"spec": {"unschedulable": unschedulable}})
+    for name in fed.members:
+        kubectl(fed.host, "patch", "clusters.federation.pumice.io", name, "--type", "merge", "-p", patch)
+
+
 def test_queue_shares_hold_across_members(federation: Federation) -> None:
     fed = federation
     queues = [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": q},
                "spec": {"weight": w, "reclaimable": True}} for q, w in (("big", 3), ("small", 1))]
     kubectl(fed.host, "apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": queues}))
-    jobs = [vcjob(f"{q}-{i}", 1, queue=q, seconds=3600) for i in range(16) for q in ("big", "small")]
-    kubectl(fed.host, "apply", "-f", "-", input="---\n".join(jobs))
+    names = [f"{q}-{i}" for i in range(16) for q in ("big", "small")]
+    # the members cordoned while the 32 jobs arrive: shares decide among jobs that wait together (free
+    # members would take the first arrivals as they come, whatever their queue)
+    _cordon(fed, True)
+    try:
+        kubectl(fed.host, "apply", "-f", "-",
+                input="---\n".join(vcjob(name, 1, queue=name.split("-")[0], seconds=3600) for name in names))
+        eventually(lambda: set(names) <= {n.rpartition("/")[2] for n in
+                                          kubectl(fed.host, "get", "vcjob", "-o", "name").split()}, 30,
+                   "the 32 jobs on the host")
+        assert not any(fed.placed(name) for name in names)
+        time.sleep(2)  # a dispatch cycle sees them all waiting
+        _cordon(fed, False)
 
-    def held() -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {"big": set(), "small": set()}
-        for q in out:
-            for i in range(16):
-                member = fed.placed(f"{q}-{i}")
+        def held() -> dict[str, set[str]]:
+            out: dict[str, set[str]] = {"big": set(), "small": set()}
+            for name in names:
+                member = fed.placed(name)
                 if member:
-                    out[q].add(f"{q}-{i}@{member}")
-        return out
+                    out[name.split("-")[0]].add(f"{name}@{member}")
+            return out
 
-    eventually(lambda: len(held()["big"]) + len(held()["small"]) == 16, 60, "the 16 nodes taken")
-    now = held()
-    # 3 to 1 of the federation's 128 GPUs: 12 to 4, within one job — on a loaded machine the 32 jobs can reach
-    # the host over two dispatch cycles, and nothing reclaims across members to even out the first one
-    assert len(now["big"]) + len(now["small"]) == 16 and abs(len(now["big"]) - 12) <= 1, now
-    assert len({j.split("@")[1] for j in now["big"]}) == 4  # a share no single member could give
-    for name in [f"{q}-{i}" for i in range(16) for q in ("big", "small")]:
-        kubectl(fed.host, "delete", "vcjob", name, "--wait=false")
+        eventually(lambda: len(held()["big"]) + len(held()["small"]) == 16, 60, "the 16 nodes taken")
+        now = held()
+        # 3 to 1 of the federation's 128 GPUs: 12 to 4, within one job (members are uncordoned one by one)
+        assert len(now["big"]) + len(now["small"]) == 16 and abs(len(now["big"]) - 12) <= 1, now
+        assert len({j.split("@")[1] for j in now["big"]}) == 4  # a share no single member could give
+    finally:
+        _cordon(fed, False)
+        for name in names:
+            kubectl(fed.host, "delete", "vcjob", name, "--wait=false", "--ignore-not-found")
 
     def copies() -> list[str]:
         return [name for member in fed.members.values()
