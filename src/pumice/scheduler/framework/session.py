@@ -44,6 +44,7 @@ from pumice.scheduler.framework.points import (
     VICTIM_TASKS,
     EvictionContext,
     Point,
+    UnifiedEvictableFn,
     VictimsFn,
 )
 from pumice.scheduler.model import ALLOCATED_STATUS, JobInfo, NodeTable, QueueInfo, TaskInfo
@@ -301,8 +302,10 @@ class Session:
         return None
 
     # --- victims: intersection inside a tier, first tier with an answer wins -------------------
-    def _victims(self, point: Point[VictimsFn], actor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
-        for tier in self._tiers(point):
+    def _victims(self, point: Point[VictimsFn] | Point[UnifiedEvictableFn], actor: Any,
+                 candidates: list[TaskInfo]) -> list[TaskInfo]:
+        """``actor``: the task (preemptable, reclaimable) or the EvictionContext (unified_evictable)."""
+        for tier in self._tiers(point):  # type: ignore[misc]  # one walk for both kinds of victim callback
             victims: list[TaskInfo] | None = None
             for _, fn in tier:
                 chosen, abstain = fn(actor, candidates)
@@ -329,23 +332,7 @@ class Session:
     def unified_evictable(self, ctx: EvictionContext, candidates: list[TaskInfo]) -> list[TaskInfo]:
         """Victims of the gang actions: as ``preemptable`` (intersection in a tier, first tier with
         an answer wins), every registered plugin asked."""
-        for tier in self._tiers(UNIFIED_EVICTABLE):
-            victims: list[TaskInfo] | None = None
-            for _, fn in tier:
-                chosen, abstain = fn(ctx, candidates)
-                if abstain == 0:
-                    continue
-                if not chosen:
-                    victims = None
-                    break
-                if victims is None:
-                    victims = list(chosen)
-                else:
-                    keep = {t.uid for t in chosen}
-                    victims = [t for t in victims if t.uid in keep]
-            if victims is not None:
-                return victims
-        return []
+        return self._victims(UNIFIED_EVICTABLE, ctx, candidates)
 
     def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
         """Union inside a tier; the first tier with a non-empty set wins. Then every VictimFilter
