@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from pumice.admission.pods import default_pod
 from pumice.api import ManifestError
 from pumice.api.io import load_dicts
 from pumice.api.reader import read_text_file
@@ -43,6 +44,9 @@ def read_objects(paths: list[Path]) -> list[dict[str, Any]]:
             objects.extend(load_dicts(path))
         except ManifestError as err:
             raise UsageError(str(err)) from None
+    for obj in objects:  # what kube-apiserver does to a pod on create: requests defaulted from limits
+        if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
+            default_pod(obj)
     return objects
 
 

@@ -120,20 +120,7 @@ def task_status(pod: dict[str, Any]) -> int:
 
 
 def _container_requests(containers: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-    """Each container's requests, a resource given only in ``limits`` requested at its limit — kube-apiserver's
-    defaulting, which a file read by ``pumice schedule`` never went through (objects from an API server already
-    carry it)."""
-    out: list[dict[str, Any]] = []
-    for c in containers or []:
-        resources = c.get("resources") or {}
-        requests = resources.get("requests") or {}
-        limits = resources.get("limits")
-        if limits and type(limits) is dict:
-            missing = {name: value for name, value in limits.items() if name not in requests}
-            if missing:
-                requests = {**requests, **missing}
-        out.append(requests)
-    return out
+    return [((c.get("resources") or {}).get("requests") or {}) for c in containers or []]
 
 
 def pod_resource_names(pod: dict[str, Any]) -> set[str]:
