@@ -22,6 +22,7 @@ from typing import Any
 from pumice.api.gpus import GPUSHARE, MILLI, assigned_ids, gpu_request, node_gpus
 from pumice.api.wellformed import problem, screened
 from pumice.clock import Clock, rfc3339
+from pumice.node_metrics import NodeMetrics
 from pumice.store import (
     Gone,
     Store,
@@ -32,6 +33,7 @@ from pumice.store import (
 )
 
 from .duration import exit_code, pod_duration
+from .meter import UsageMeter
 from .status import node_ready_patch, pod_failed_patch, pod_running_patch, pod_terminated_patch
 
 __all__ = ["SimulatedKubelet"]
@@ -112,6 +114,8 @@ class SimulatedKubelet:
         self._timers: list[tuple[float, int, str, str]] = []
         self._seq = itertools.count()
         self._stamp: tuple[float, str] = (math.nan, "")  # the last (time, RFC 3339 text) written
+        #: what the running pods really use, per node (their ``pumice.io/usage`` profiles): its node metrics
+        self.usage = UsageMeter()
         self._node_watch = self._watch("nodes")
         self._pod_watch = self._watch("pods")
 
@@ -239,6 +243,10 @@ class SimulatedKubelet:
             self.store.patch("nodes", None, node, node_ready_patch(current, True, ts), subresource="status")
         self.sync()
 
+    def node_metrics(self, now: float) -> dict[str, NodeMetrics]:
+        """A ``MetricsSource``: each simulated node's usage averaged over the meter's window."""
+        return self.usage.node_metrics(now, self._nodes)
+
     def close(self) -> None:
         self._node_watch.close()
         self._pod_watch.close()
@@ -356,6 +364,7 @@ class SimulatedKubelet:
             duration = None
         end = None if duration is None else start + duration
         self._running[key] = _Running(uid, node, pod, end, claim)
+        self.usage.start(key, node, pod, start, now)
         self._by_node.setdefault(node, set()).add(key)
         if claim:
             used = self._gpu_used.setdefault(node, {})
@@ -395,6 +404,7 @@ class SimulatedKubelet:
     def _forget(self, key: str) -> None:
         run = self._running.pop(key, None)
         if run is not None:
+            self.usage.stop(key, self.clock.now())
             pods = self._by_node.get(run.node)
             if pods is not None:
                 pods.discard(key)

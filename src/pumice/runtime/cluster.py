@@ -107,9 +107,10 @@ class Cluster:
         #: Prometheus metrics of this cluster, in a registry of its own (``pumice.metrics``).
         self.metrics = metrics if metrics is not None else ClusterMetrics(store)
         # per-pod scheduler events (Scheduled, FailedScheduling) for kubectl in real time; a simulation skips them
-        self.scheduler = SchedulerLoop(store, conf, clock=self.clock, metrics=self.metrics.scheduler,
-                                       pod_events=not isinstance(self.clock, VirtualClock))
         self.kubelet = SimulatedKubelet(store, self.clock)
+        # node usage: what the simulated kubelet measures of its pods' ``pumice.io/usage`` (``pumice.nodes.meter``)
+        self.scheduler = SchedulerLoop(store, conf, clock=self.clock, metrics=self.metrics.scheduler,
+                                       pod_events=not isinstance(self.clock, VirtualClock), metrics_source=self.kubelet)
         #: Defer status-only cycles (see ``Demand``): on by default in virtual time, off in real time.
         self.lazy_status = isinstance(self.clock, VirtualClock) if lazy_status is None else lazy_status
         self.demand = Demand(store)

@@ -11,6 +11,7 @@ import yaml
 
 from pumice.api.arguments import Arguments
 from pumice.api.reader import InputError, load_yaml
+from pumice.node_metrics import MetricsConf, MetricsConfError, parse_metrics_conf
 from pumice.scheduler.framework.points import POINT_FLAGS
 from pumice.scheduler.volcano_names import VOLCANO_ACTIONS, VOLCANO_PLUGINS
 
@@ -93,6 +94,8 @@ class SchedulerConf:
     tiers: list[Tier]
     #: Per-action arguments (``configurations: [{name: preempt, arguments: {...}}]``).
     configurations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The ``metrics`` section (where node usage comes from; ``pumice.node_metrics``), None when absent.
+    metrics: MetricsConf | None = None
     _enabled: dict[str | None, list[list[PluginOption]]] = field(default_factory=dict, repr=False, compare=False)
     _action_args: dict[str, Arguments] = field(default_factory=dict, repr=False, compare=False)
 
@@ -103,6 +106,10 @@ class SchedulerConf:
             found = self._enabled[flag] = [[opt for opt in tier.plugins if flag is None or opt.enabled(flag)]
                                            for tier in self.tiers]
         return found
+
+    def names_any(self, names: Collection[str]) -> bool:
+        """Whether any tier has a plugin of ``names``."""
+        return any(p.name in names for tier in self.tiers for p in tier.plugins)
 
     def plugin(self, name: str) -> PluginOption | None:
         for tier in self.tiers:
@@ -192,7 +199,11 @@ def parse_conf(text: str, *, source: str = "scheduler configuration", known_acti
         if not isinstance(raw, dict) or not raw.get("name"):
             raise ConfError(f"{source}: configurations[{ci}]: expected a mapping with a 'name'")
         configurations[str(raw["name"])] = dict(raw.get("arguments") or {})
-    return SchedulerConf(actions, tiers, configurations)
+    try:
+        metrics = parse_metrics_conf(data.get("metrics"), source)
+    except MetricsConfError as err:
+        raise ConfError(str(err)) from None
+    return SchedulerConf(actions, tiers, configurations, metrics)
 
 
 def default_conf() -> SchedulerConf:

@@ -18,6 +18,7 @@ from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.api.wellformed import screened
 from pumice.clock import Clock
 from pumice.events import EventRecorder
+from pumice.node_metrics import DEFAULT_INTERVAL, MetricsPoller, MetricsSource, NodeUsage
 from pumice.scheduler import SchedulerConf, SessionOutcome, default_conf, run_session
 from pumice.scheduler.live import LiveCache
 from pumice.store import Gone, Store, StoreError
@@ -39,6 +40,8 @@ WATCHED = (
 OPTIONAL: dict[str, str] = {"poddisruptionbudgets.policy": "pdb"}
 
 log = logging.getLogger("pumice.scheduler")
+#: Plugins that read measured node usage: without one of them (and without a ``metrics`` section) it is not asked.
+USAGE_READERS = frozenset({"usage"})
 
 
 def _key(obj: dict[str, Any]) -> str:
@@ -109,7 +112,8 @@ class SchedulerLoop:
 
     def __init__(self, store: Store, conf: SchedulerConf | None = None, clock: Clock | None = None,
                  metrics: Any = None, *, scheduler_names: tuple[str, ...] = ("volcano",),
-                 events: EventRecorder | bool | None = True, pod_events: bool = True) -> None:
+                 events: EventRecorder | bool | None = True, pod_events: bool = True,
+                 metrics_source: MetricsSource | None = None) -> None:
         self.store = store
         #: A ``pumice.metrics.SchedulerMetrics`` that every cycle is recorded into (None: not recorded).
         self.metrics = metrics
@@ -133,6 +137,9 @@ class SchedulerLoop:
         self._synced_version: object = None
         self._dispatched: dict[str, bool] = {}  # pod key -> bind sent during the session (True) or refused
         self._pool: ThreadPoolExecutor | None = None
+        #: Node usage from ``metrics_source`` (Volcano's metrics collection), asked once per metrics interval.
+        self.node_metrics = MetricsPoller(metrics_source) if metrics_source is not None else None
+        self._node_usage: NodeUsage | None = None
 
     def sync(self) -> bool:
         # Every watch event is a write, and every write moves the store's change marker (after its
@@ -162,7 +169,9 @@ class SchedulerLoop:
         # dispatches them; the embedded stores get them with the rest of the write-back, in one go
         self._dispatched = {}
         on_bind = self._bind if getattr(self.store, "pipelines_binds", False) else None
-        outcome = run_session(self.cache.state(), self.conf, revert=True, now=now, on_bind=on_bind)
+        state = self.cache.state()
+        state.node_usage = self._measured(now)
+        outcome = run_session(state, self.conf, revert=True, now=now, on_bind=on_bind)
         # a cycle's writes in one transaction where the store has them: one durable commit for all its binds,
         # evictions and status, not one each, so that on a store that syncs to disk the scheduler keeps its pace
         # under a busy API (issue 15); a failure rolls them all back, and the next cycle decides again
@@ -183,6 +192,18 @@ class SchedulerLoop:
             self.metrics.record_cycle(outcome, time.perf_counter() - start, bind_errors=bind_errors,
                                       bound_created=created, now=now)
         return outcome
+
+    def _measured(self, now: float) -> NodeUsage | None:
+        """The nodes' latest metrics (asked of the source when the metrics interval has passed)."""
+        poller = self.node_metrics
+        if poller is None or (self.conf.metrics is None and not self.conf.names_any(USAGE_READERS)):
+            return None  # nothing reads it: not measured
+        poller.interval = self.conf.metrics.interval if self.conf.metrics is not None else DEFAULT_INTERVAL
+        latest = poller.poll(now)
+        usage = self._node_usage
+        if usage is None or usage.version != poller.version or usage.interval != poller.interval:
+            usage = self._node_usage = NodeUsage(dict(latest), poller.interval, poller.version)
+        return usage
 
     # --- write-back ---------------------------------------------------------------------------
     def _bind(self, pod: str, node: str, annotations: dict[str, str] | None = None) -> None:

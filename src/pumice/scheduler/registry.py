@@ -36,6 +36,7 @@ from pumice.scheduler.plugins.resourcequota import ResourceQuotaPlugin
 from pumice.scheduler.plugins.sla import SlaPlugin
 from pumice.scheduler.plugins.task_topology import TaskTopologyPlugin
 from pumice.scheduler.plugins.tdm import TdmPlugin
+from pumice.scheduler.plugins.usage import UsagePlugin
 
 PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     PriorityPlugin,
@@ -61,6 +62,7 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     ReschedulingPlugin,
     TaskTopologyPlugin,
     ExtenderPlugin,
+    UsagePlugin,
 )}
 
 ACTIONS: dict[str, type[Action]] = {action.name: action for action in (

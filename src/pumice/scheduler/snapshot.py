@@ -23,6 +23,7 @@ from pumice.scheduler.model import JobInfo, NodeTable, QueueInfo, Shape, TaskInf
 from pumice.scheduler.resources import CPU, DEFAULT_MEMORY, DEFAULT_MILLI_CPU, MEMORY, ResourceSpace
 
 if TYPE_CHECKING:
+    from pumice.node_metrics import NodeUsage
     from pumice.scheduler.topology.tree import HyperNodeTree
 
 TASK_SPEC_KEY = "volcano.sh/task-spec"
@@ -65,6 +66,8 @@ class ClusterState:
     resource_quotas: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: PodDisruptionBudgets (wire format), for the ``pdb`` plugin.
     pdbs: list[dict[str, Any]] = field(default_factory=list)
+    #: Measured node usage, set by the scheduler loop from its metrics source (None: no metrics).
+    node_usage: NodeUsage | None = None
 
 
 def may_wait(job: JobInfo) -> bool:
