@@ -87,6 +87,10 @@ class UsageMeter:
         self._steps: list[tuple[float, int, str, float]] = []  # (time, seq, pod key, its start)
         self._seq = itertools.count()
 
+    def __len__(self) -> int:
+        """How many pods are measured (running)."""
+        return len(self._pods)
+
     def start(self, key: str, node: str, pod: Mapping[str, Any], started: float, now: float) -> None:
         """Pod ``key`` runs on ``node`` since ``started`` (clock seconds); counted from ``now``."""
         self.stop(key, now)

@@ -18,6 +18,7 @@ from typing import Any
 
 from pumice.clock import Clock, VirtualClock, WallClock, rfc3339, to_datetime
 from pumice.controllers import ControllerManager
+from pumice.descheduler import Descheduler, DeschedulerPolicy
 from pumice.metrics import ClusterMetrics
 from pumice.nodes import SimulatedKubelet
 from pumice.scheduler import SchedulerConf
@@ -86,6 +87,7 @@ class Cluster:
         screen: bool = True,
         metrics: ClusterMetrics | None = None,
         discovery: Any = None,
+        descheduler: DeschedulerPolicy | None = None,
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
         if store is None:  # ``history``: how far back a watch of this store can resume (see ``BaseStore``)
@@ -111,6 +113,8 @@ class Cluster:
         # node usage: what the simulated kubelet measures of its pods' ``pumice.io/usage`` (``pumice.nodes.meter``)
         self.scheduler = SchedulerLoop(store, conf, clock=self.clock, metrics=self.metrics.scheduler,
                                        pod_events=not isinstance(self.clock, VirtualClock), metrics_source=self.kubelet)
+        #: The load-aware descheduler (off unless a policy is given), on the simulated kubelet's node metrics.
+        self.descheduler = Descheduler(store, self.clock, self.kubelet, descheduler) if descheduler else None
         #: Defer status-only cycles (see ``Demand``): on by default in virtual time, off in real time.
         self.lazy_status = isinstance(self.clock, VirtualClock) if lazy_status is None else lazy_status
         self.demand = Demand(store)
@@ -153,6 +157,8 @@ class Cluster:
             if self.controllers is not None:
                 self.controllers.sync()
             self.kubelet.sync()
+            if self.descheduler is not None:
+                self.descheduler.sync()
             after = self._version()
             if after == before:
                 return moved
@@ -212,7 +218,9 @@ class Cluster:
         """The earliest time any part has something to do."""
         first = self.kubelet.next_wakeup()
         scheduler = None if self._apart else self.scheduler_due()
-        for due in (scheduler, None if self.controllers is None else self.controllers.next_wakeup()):
+        # the descheduler looks again every interval while pods run (an idle cluster has nothing to move)
+        deschedule = self.descheduler.next_wakeup() if self.descheduler is not None and self.kubelet.usage else None
+        for due in (scheduler, None if self.controllers is None else self.controllers.next_wakeup(), deschedule):
             if due is not None and (first is None or due < first):
                 first = due
         return first
