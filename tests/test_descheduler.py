@@ -168,3 +168,19 @@ def test_never_below_min_available_nor_over_a_budget(data: st.DataObject) -> Non
     for label, (count, keep) in budgets.items():
         gone = sum(1 for e in evicted if labels[e] == label)
         assert count - gone >= desired_healthy({"spec": {"minAvailable": keep}}, count), (label, count, keep, gone)
+
+
+def test_cli_refuses_bad_descheduler_options(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from pumice.cli.main import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["run", "--components", "descheduler", "--descheduling-interval", "soon"])
+    assert result.exit_code == 2 and "--descheduling-interval" in result.output
+    bad = tmp_path / "policy.yaml"
+    bad.write_text("kind: DeschedulerPolicy\nprofiles: []\n")
+    result = runner.invoke(app, ["run", "--components", "descheduler", "--descheduler-policy", str(bad)])
+    assert result.exit_code == 2 and str(bad) in result.output and "exactly one profile" in result.output
+    result = runner.invoke(app, ["up", "--descheduler-policy", str(bad)])
+    assert result.exit_code == 2 and "go with --descheduler" in result.output

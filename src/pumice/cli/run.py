@@ -30,6 +30,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
                     "queues.scheduling.volcano.sh", "commands.bus.volcano.sh", "hypernodes.topology.volcano.sh",
                     "events"),
     "nodes": ("pods", "nodes"),
+    "descheduler": ("pods", "nodes", "events"),
 }
 NO_WEBHOOK_ADDRESS = ("say where the API server reaches the webhooks: --webhook-url, --webhook-service-name or "
                       "--webhook-listen-address (127.0.0.1 is the default only for an API server on loopback)")
@@ -101,6 +102,46 @@ def _connect(kubeconfig: Path | None, context: str | None) -> Any:
         raise _fail(err.message, 2) from None
 
 
+def descheduler_policy(path: Path | None, interval: str) -> Any:
+    """The descheduler's policy from ``--descheduler-policy`` and ``--descheduling-interval`` (exit 2 if wrong)."""
+    import yaml
+
+    from pumice.api.reader import InputError, load_yaml
+    from pumice.descheduler import DeschedulerPolicy, PolicyError, parse_policy
+    from pumice.nodes.duration import parse_duration
+
+    try:
+        seconds = parse_duration(interval)
+    except ValueError as err:
+        raise _fail(f"--descheduling-interval: {err}", 2) from None
+    if seconds <= 0:
+        raise _fail("--descheduling-interval must be positive", 2)
+    if path is None:
+        return DeschedulerPolicy(interval=seconds)
+    try:
+        return parse_policy(load_yaml(path.read_text()), str(path), interval=seconds)
+    except (OSError, InputError, PolicyError, ValueError, yaml.YAMLError) as err:
+        raise _fail(f"--descheduler-policy {path}: {err}" if not str(err).startswith(str(path)) else str(err),
+                    2) from None
+
+
+def _api_getter(kubeconfig: Path | None, context: str | None) -> Any:
+    """``get_json(path)`` on the cluster (the metrics API), connecting on first use."""
+    client: list[Any] = []
+
+    def get_json(path: str) -> Any:
+        if not client:
+            from pumice.client import KubeClient, load_config, load_in_cluster
+
+            in_cluster = kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST") \
+                and not os.environ.get("KUBECONFIG")
+            cfg = load_in_cluster() if in_cluster else load_config(str(kubeconfig) if kubeconfig else None, context)
+            client.append(KubeClient(cfg))
+        return client[0].get_json(path)
+
+    return get_json
+
+
 def _listen_address(value: str) -> tuple[str, int]:
     """``HOST:PORT`` (``:PORT`` listens on every address, as Volcano's ``--listen-address``)."""
     host, sep, port = value.rpartition(":")
@@ -114,9 +155,15 @@ def run(
     context: Annotated[str | None, typer.Option("--context", help="kubeconfig context to use")] = None,
     components: Annotated[
         str | None,
-        typer.Option("--components", help="Comma-separated: scheduler, controllers, admission, nodes "
-                                          "(default: all but nodes)"),
+        typer.Option("--components", help="Comma-separated: scheduler, controllers, admission, nodes, "
+                                          "descheduler (default: scheduler, controllers, admission)"),
     ] = None,
+    descheduler_policy_file: Annotated[
+        Path | None, typer.Option("--descheduler-policy",
+                                  help="descheduler: Volcano's DeschedulerPolicy YAML (LoadAware, DefaultEvictor)")
+    ] = None,
+    descheduling_interval: Annotated[
+        str, typer.Option("--descheduling-interval", help="descheduler: how often it runs (Go duration)")] = "10m",
     config: Annotated[
         Path | None, typer.Option("--config", help="volcano-scheduler.conf, re-read when it changes")] = None,
     discover_topology: Annotated[
@@ -165,6 +212,7 @@ def run(
     from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
 
     chosen = _components(components)
+    policy = descheduler_policy(descheduler_policy_file, descheduling_interval)
     if time_scale <= 0:
         raise _fail("--time-scale must be positive", 2)
     if qps <= 0 or burst < 1:
@@ -219,7 +267,8 @@ def run(
     settings = RunSettings(components=tuple(c for c in chosen if c != "admission"), scheduler_names=names,
                            conf_file=conf_file, discovery=discovery,
                            leader_elect=leader_elect, lock_namespace=lock_namespace, period=schedule_period,
-                           time_scale=time_scale, metrics=metrics.scheduler if metrics is not None else None)
+                           time_scale=time_scale, metrics=metrics.scheduler if metrics is not None else None,
+                           get_json=_api_getter(kubeconfig, context), descheduler=policy)
     parts = Components(store, WallClock(time_scale), settings)
     stop = threading.Event()
 

@@ -160,7 +160,7 @@ class ControlPlane:
 
     def __init__(self, data_dir: Path, *, port: int = DEFAULT_PORT, time_scale: float = 1.0,
                  host: str = LOOPBACK, max_request_bytes: int | None = None, config: Path | None = None,
-                 discovery: Any = None, limits: Any = None) -> None:
+                 discovery: Any = None, limits: Any = None, descheduler: Any = None) -> None:
         """``config``: a ``volcano-scheduler.conf`` re-read when it changes (None: the live default, see
         ``pumice.runtime.schedconf``); ``discovery``: HyperNodes from node labels (``--discover-topology``);
         ``max_request_bytes``: the largest request body and object; ``limits``: the API server's
@@ -171,6 +171,7 @@ class ControlPlane:
 
         self.conf_file = ConfFile(config) if config is not None else None
         self.discovery = discovery
+        self.descheduler = descheduler  # the load-aware descheduler's policy (None: off)
 
         self.data_dir = Path(data_dir)
         self.limits = limits
@@ -228,7 +229,7 @@ class ControlPlane:
             from pumice.runtime.schedconf import live_default_conf
 
             conf = self.conf_file.conf if self.conf_file is not None else live_default_conf()
-            cluster = Cluster(store, clock, conf, discovery=self.discovery)
+            cluster = Cluster(store, clock, conf, discovery=self.discovery, descheduler=self.descheduler)
             cluster.schedule_apart()  # the scheduler has a thread of its own (see ``_schedule``)
             default_objects(store)
             # a federation's member stops the federation's jobs when cut off from it; leases are real seconds
@@ -456,6 +457,13 @@ def up(
     federation_config: Annotated[
         Path | None, typer.Option("--federation-config", help="With --federation: federation.yaml")
     ] = None,
+    descheduler: Annotated[
+        bool, typer.Option("--descheduler", help="Run the load-aware descheduler (off by default)")] = False,
+    descheduler_policy_file: Annotated[
+        Path | None, typer.Option("--descheduler-policy", help="With --descheduler: Volcano's DeschedulerPolicy YAML")
+    ] = None,
+    descheduling_interval: Annotated[
+        str, typer.Option("--descheduling-interval", help="With --descheduler: how often it runs")] = "10m",
 ) -> None:
     """Start the local control plane: API server for kubectl + scheduler + controllers + simulated nodes."""
     from pumice.server.connections import ConnectionLimits
@@ -471,6 +479,7 @@ def up(
     if warning is not None:
         print(warning, file=sys.stderr, flush=True)
     federation_extra = _federation_args(federation, members, federation_config)
+    policy = _descheduler(descheduler, descheduler_policy_file, descheduling_interval)
     try:
         limits = ConnectionLimits(header_timeout, idle_timeout, max_connections)
     except ValueError as err:
@@ -480,7 +489,9 @@ def up(
         extra = [*(["--config", str(config.resolve())] if config else []),
                  *(["--discover-topology", str(discover_topology.resolve())] if discover_topology else []),
                  "--header-timeout", str(header_timeout), "--idle-timeout", str(idle_timeout),
-                 "--max-connections", str(max_connections), *federation_extra]
+                 "--max-connections", str(max_connections), *federation_extra,
+                 *(["--descheduler", "--descheduling-interval", descheduling_interval] if descheduler else []),
+                 *(["--descheduler-policy", str(descheduler_policy_file.resolve())] if descheduler_policy_file else [])]
         try:
             info = _start_background(directory, port, time_scale, host=bind_address,
                                      max_request_bytes=max_request_bytes, extra=extra)
@@ -493,7 +504,8 @@ def up(
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     plane: Any = ControlPlane(directory, port=port, time_scale=time_scale, host=bind_address,
-                              max_request_bytes=max_request_bytes, config=config, discovery=discovery, limits=limits)
+                              max_request_bytes=max_request_bytes, config=config, discovery=discovery, limits=limits,
+                              descheduler=policy)
     if federation:  # --config and --discover-topology go to the members run here
         plane = _federation_host(directory, port, time_scale, members, federation_config, config, discovery)
     try:
@@ -521,6 +533,18 @@ def up(
     finally:
         plane.stop()
     print("pumice stopped", flush=True)
+
+
+def _descheduler(enabled: bool, policy: Path | None, interval: str) -> Any:
+    """The descheduler's policy with ``--descheduler`` (None without; its options alone are an error)."""
+    if not enabled:
+        if policy is not None or interval != "10m":
+            print("error: --descheduler-policy and --descheduling-interval go with --descheduler", file=sys.stderr)
+            raise typer.Exit(2)
+        return None
+    from .run import descheduler_policy
+
+    return descheduler_policy(policy, interval)
 
 
 def _federation_args(federation: bool, members: Path | None, config: Path | None) -> list[str]:

@@ -7,7 +7,13 @@ thread over the same store (and so the same informer caches):
   ``schedulePeriod``), creating the ``root`` and ``default`` queues first as Volcano's scheduler does; its
   configuration file (``ConfFile``) is re-read when it changes;
 * ``controllers`` — the ``ControllerManager`` (Job, PodGroup, Queue, GC, HyperNode);
-* ``nodes`` — ``FakeNodes``, the kubelets of the nodes annotated ``kwok.x-k8s.io/node: fake``.
+* ``nodes`` — ``FakeNodes``, the kubelets of the nodes annotated ``kwok.x-k8s.io/node: fake``;
+* ``descheduler`` — the load-aware ``Descheduler`` every ``deschedulingInterval``, on the node metrics of the
+  metrics API (``metrics.k8s.io``), or of the fake nodes when they run in this process.
+
+Node metrics for the scheduler (its ``usage`` plugin) follow the configuration's ``metrics`` section: ``type:
+kubernetes`` reads the metrics API, ``type: simulated`` the fake nodes run here; without one, none (Volcano's
+scheduler collects nothing without it).
 
 With ``leader_elect`` each component first acquires its own Lease (``vc-scheduler``, ``vc-controller-manager``,
 ``pumice-kwok``: replicas with different components do not exclude each other) and the process gives up when
@@ -36,9 +42,10 @@ __all__ = ["COMPONENTS", "DEFAULT_COMPONENTS", "LEASE_NAMES", "Components", "Run
 
 log = logging.getLogger("pumice.run")
 
-COMPONENTS = ("scheduler", "controllers", "admission", "nodes")
+COMPONENTS = ("scheduler", "controllers", "admission", "nodes", "descheduler")
 DEFAULT_COMPONENTS = ("scheduler", "controllers", "admission")
-LEASE_NAMES = {"scheduler": "vc-scheduler", "controllers": "vc-controller-manager", "nodes": "pumice-kwok"}
+LEASE_NAMES = {"scheduler": "vc-scheduler", "controllers": "vc-controller-manager", "nodes": "pumice-kwok",
+               "descheduler": "vc-descheduler"}
 #: Longest sleep of a component between two looks at the store (wall seconds).
 MAX_IDLE = 1.0
 #: Shortest pause between two looks: a burst of watch events is taken in one go, not one wake-up per event.
@@ -61,6 +68,10 @@ class RunSettings:
     elector_options: dict[str, float] = field(default_factory=dict)
     #: A ``pumice.metrics.SchedulerMetrics`` the scheduler records every cycle into (None: not recorded).
     metrics: Any = None
+    #: ``get_json(path)`` on the cluster's API server, for the metrics API (None: no metrics API).
+    get_json: Callable[[str], Any] | None = None
+    #: The descheduler's policy (``pumice.descheduler.DeschedulerPolicy``; None: Volcano's defaults).
+    descheduler: Any = None
 
 
 class Components:
@@ -69,7 +80,8 @@ class Components:
     def __init__(self, store: Store, clock: Clock, settings: RunSettings) -> None:
         unknown = [c for c in settings.components if c not in COMPONENTS or c == "admission"]
         if unknown:  # admission is a webhook server of its own (pumice.webhooks), started beside these
-            raise ValueError(f"component {unknown[0]!r} cannot run here (components: scheduler, controllers, nodes)")
+            raise ValueError(f"component {unknown[0]!r} cannot run here (components: scheduler, controllers, nodes, "
+                             "descheduler)")
         self.store = store
         self.clock = clock
         self.settings = settings
@@ -81,6 +93,8 @@ class Components:
         self.scheduler: Any = None
         self.controllers: Any = None
         self.nodes: Any = None
+        self.descheduler: Any = None
+        self._nodes_ready = threading.Event()  # set once the fake nodes' kubelet exists (their metrics)
         self.electors: dict[str, LeaderElector] = {}
         self._wakes: dict[str, threading.Event] = {c: threading.Event() for c in settings.components}
         self._threads: list[threading.Thread] = []
@@ -92,7 +106,8 @@ class Components:
         if self._listening:
             self.store.add_listener(self._poke)  # type: ignore[attr-defined]
         runners: dict[str, Callable[[], None]] = {"scheduler": self._run_scheduler,
-                                                   "controllers": self._run_controllers, "nodes": self._run_nodes}
+                                                   "controllers": self._run_controllers, "nodes": self._run_nodes,
+                                                   "descheduler": self._run_descheduler}
         for component in self.settings.components:
             thread = threading.Thread(target=self._guard, args=(component, runners[component]),
                                       name=f"pumice-{component}", daemon=True)
@@ -208,7 +223,8 @@ class Components:
         conf = settings.conf_file.conf if settings.conf_file is not None else live_default_conf()
         # the scheduler's timestamps (events, conditions) are the API server's: real time, whatever the time scale
         loop = self.scheduler = SchedulerLoop(self.store, conf, WallClock(), metrics=settings.metrics,
-                                                    scheduler_names=settings.scheduler_names)
+                                                    scheduler_names=settings.scheduler_names,
+                                                    metrics_source=self._metrics_source(conf))
         last = -math.inf
         polled = time.monotonic()
         while not self.stopping.is_set():
@@ -256,15 +272,61 @@ class Components:
             nxt = manager.next_wakeup()
             self._sleep("controllers", MAX_IDLE if nxt is None else self._wall(nxt - self.clock.now()))
 
+    def _metrics_source(self, conf: Any) -> Any:
+        """The scheduler's node metrics, by its configuration's ``metrics.type`` (see the module doc)."""
+        kind = conf.metrics.type if conf.metrics is not None else ""
+        if kind == "kubernetes":
+            return self._api_metrics()
+        if kind == "simulated":
+            if "nodes" not in self.settings.components:
+                raise ValueError("metrics.type simulated: the fake nodes must run in this process (--components "
+                                 "...,nodes)")
+            return _Deferred(self)
+        return None
+
+    def _api_metrics(self) -> Any:
+        from pumice.node_metrics import KubernetesMetricsSource
+
+        if self.settings.get_json is None:
+            raise ValueError("the metrics API needs a connection to the cluster's API server")
+        return KubernetesMetricsSource(self.settings.get_json)
+
+    def _run_descheduler(self) -> None:
+        from pumice.descheduler import Descheduler
+
+        if not self._lead("descheduler"):
+            return
+        source = _Deferred(self) if "nodes" in self.settings.components else self._api_metrics()
+        part = self.descheduler = Descheduler(self.store, self.clock, source, self.settings.descheduler,
+                                              scheduler_names=self.settings.scheduler_names)
+        while not self.stopping.is_set():
+            if not self.leading("descheduler"):
+                return
+            part.sync()
+            self._sleep("descheduler", self._wall(part.next_wakeup() - self.clock.now()), wakeable=False)
+
     def _run_nodes(self) -> None:
         from pumice.nodes.kwok import FakeNodes
 
         if not self._lead("nodes"):
             return
         nodes = self.nodes = FakeNodes(self.store, self.clock)
+        self._nodes_ready.set()
         while not self.stopping.is_set():
             if not self.leading("nodes"):
                 return
             nodes.sync()
             nxt = nodes.next_wakeup()
             self._sleep("nodes", MAX_IDLE if nxt is None else self._wall(nxt - self.clock.now()))
+
+
+class _Deferred:
+    """The fake nodes' metrics, once their kubelet exists (components start in threads of their own)."""
+
+    def __init__(self, parts: Components) -> None:
+        self.parts = parts
+
+    def node_metrics(self, now: float) -> Any:
+        if not self.parts._nodes_ready.is_set() or self.parts.nodes is None:
+            return {}
+        return self.parts.nodes.node_metrics(now)
