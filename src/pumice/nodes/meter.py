@@ -115,7 +115,10 @@ class UsageMeter:
         self._advance(now)  # its steps up to now first
         entry = self._pods.pop(key)
         lc, lm = entry.level
-        self._node(entry.node).change(now, -lc, -lm)
+        node = self._node(entry.node)
+        node.change(now, -lc, -lm)
+        if len(node.times) > 16:  # nobody may have asked for metrics: keep only what a window can need
+            node.prune(now - self.window)
 
     def usage(self, node: str, now: float) -> tuple[float, float]:
         """(cpu milli, memory bytes) used on ``node`` at ``now`` (no averaging)."""

@@ -270,7 +270,7 @@ class UsagePlugin(Plugin):
         placed = np.maximum(view.used[self.rows] - self.used_open[:, idx], 0.0)  # requests placed this session
         shadow = self.shadow[:, idx] + placed * self.request_ratio * self.risk[idx]
         comp = self._composite(shadow, idx)
-        score = ((1.0 - comp[0]) * self.cpu_weight + (1.0 - comp[1]) * self.memory_weight) / total
+        score: np.ndarray = ((1.0 - comp[0]) * self.cpu_weight + (1.0 - comp[1]) * self.memory_weight) / total
         score *= MAX_NODE_SCORE * self.usage_weight
         score[~self.fresh[idx]] = 0.0
         return score
