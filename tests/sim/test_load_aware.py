@@ -37,3 +37,30 @@ def test_batch_pods_avoid_the_node_made_hot_by_real_usage(tmp_path: Path, with_u
         assert on_hot == 0
     else:
         assert on_hot > 0  # by requests alone the hot node looks three-quarters free
+
+
+def test_a_pod_kept_off_a_hot_node_is_placed_once_the_node_cools(tmp_path: Path) -> None:
+    """Nothing but the node's measured usage changes: the waiting pod still gets its session when it cools."""
+    import yaml
+
+    def job(name: str, cpu: str, usage: str) -> dict[str, object]:
+        return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name},
+                "spec": {"schedulerName": "volcano", "minAvailable": 1, "tasks": [{"name": "t", "replicas": 1,
+                         "template": {"metadata": {"annotations": {"pumice.io/usage": usage,
+                                                                   "pumice.io/duration": "1h"}},
+                                      "spec": {"restartPolicy": "Never", "containers": [
+                                          {"name": "c", "image": "busybox",
+                                           "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}}}]}}
+
+    text = EXAMPLE.read_text()
+    conf = yaml.safe_load(text)["scheduler"]
+    scenario = {"name": "cooling", "cluster": {"nodes": [{"count": 1, "name": "only", "cpu": 8, "memory": "32Gi"}]},
+                "scheduler": conf,
+                "timeline": [{"at": "0s", "apply": job("service", "2", "cpu=1,1m:3.5,10m:0.5")},
+                             {"at": "3m", "apply": job("batch", "1", "0.5")}],
+                "until": "30m"}
+    path = tmp_path / "cooling.yaml"
+    path.write_text(yaml.safe_dump(scenario, sort_keys=False))
+    result = run_scenario(load_scenario(path))
+    batch = next(p for p in result.recorder.pods.values() if p.name.startswith("batch"))
+    assert batch.start is not None and 600 < batch.start - batch.created + 180 <= 700, batch

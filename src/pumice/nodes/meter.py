@@ -126,6 +126,18 @@ class UsageMeter:
         found = self._nodes.get(node)
         return (found.cpu, found.memory) if found is not None else (0.0, 0.0)
 
+    def next_step(self, now: float) -> float | None:
+        """When a running pod's usage next changes level after ``now`` (its profile's next step), or None."""
+        self._advance(now)
+        steps = self._steps
+        while steps:
+            t, _, key, started = steps[0]
+            entry = self._pods.get(key)
+            if entry is not None and entry.start == started and entry.next_at == t:
+                return t
+            heapq.heappop(steps)  # stale
+        return None
+
     def node_metrics(self, now: float, nodes: Iterable[str] = ()) -> dict[str, NodeMetrics]:
         """Each node's average usage over the last ``window`` seconds, measured ``now``: the nodes that ran
         pods, and ``nodes`` (those without any report 0)."""

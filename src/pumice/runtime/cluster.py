@@ -121,6 +121,7 @@ class Cluster:
         self.cycles = 0
         self._apart = False  # see ``schedule_apart``
         self._last_cycle = -math.inf
+        self._metrics_wake: tuple[int, float | None] | None = None  # (cycles, when) of ``_metrics_due``
         self._due: tuple[tuple[Any, ...], Any, float | None] | None = None  # scheduler_due: (key, last outcome, due)
         self._kinds: dict[tuple[str, str], ResourceInfo] = {}  # (apiVersion, kind) -> resource, as resource_for
         self._kinds_of = getattr(getattr(store, "resources", None), "generation", None)  # says (until a CRD changes)
@@ -180,8 +181,25 @@ class Cluster:
         due = None
         if self.scheduler.has_work() and not (self.lazy_status and not self.demand):
             due = max(self.clock.now(), self._last_cycle + self.period)
+        elif (measured := self._metrics_due()) is not None:  # pods wait, and the nodes' usage changes
+            due = max(self.clock.now(), self._last_cycle + self.period, measured)
         self._due = (key, self.scheduler.last, due)
         return due
+
+    def _metrics_due(self) -> float | None:
+        """When the nodes' measured usage next changes enough to matter to pods left waiting: the next step of a
+        running pod's usage profile, once the metrics window has seen it and a new reading is due (None: none)."""
+        polled = self.scheduler.metrics_due()
+        if polled is None:
+            return None
+        known = self._metrics_wake
+        if known is not None and known[0] == self.cycles:
+            return known[1]  # decided since the last cycle: it stands until a cycle runs
+        meter = self.kubelet.usage
+        step = meter.next_step(self.clock.now())
+        wake = None if step is None else max(step + meter.window, polled)
+        self._metrics_wake = (self.cycles, wake)
+        return wake
 
     def flush(self) -> bool:
         """Run the status-only cycle that ``lazy_status`` deferred, if anything changed; True if it ran."""

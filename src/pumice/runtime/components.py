@@ -238,7 +238,8 @@ class Components:
                     loop.conf = fresh
             loop.sync()
             wait, wakeable = MAX_IDLE, True
-            if loop.has_work():
+            measured = loop.metrics_due()  # pods wait and node metrics are read: a cycle when fresh ones are due
+            if loop.has_work() or (measured is not None and time.time() >= measured):
                 due = last + settings.period
                 wakeable = False  # the next cycle is due at a time: more events until then change nothing
                 if now >= due:

@@ -193,6 +193,15 @@ class SchedulerLoop:
                                       bound_created=created, now=now)
         return outcome
 
+    def metrics_due(self) -> float | None:
+        """When fresh node metrics may place what the last session left waiting (None: no pods wait, or no
+        metrics are read): a cluster whose objects do not move still gets a session then, as Volcano's runs
+        every period."""
+        last = self.last
+        if self._node_usage is None or self.node_metrics is None or last is None or not last.pending_pods:
+            return None
+        return self.node_metrics.next_due()
+
     def _measured(self, now: float) -> NodeUsage | None:
         """The nodes' latest metrics (asked of the source when the metrics interval has passed)."""
         poller = self.node_metrics

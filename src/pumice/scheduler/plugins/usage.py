@@ -242,17 +242,21 @@ class UsagePlugin(Plugin):
     # --- NodeFilter ----------------------------------------------------------------------------------------------
 
     def static_checks(self, task: TaskInfo) -> list[tuple[str, np.ndarray]]:
-        return []  # the metrics change between sessions: checked on each view
-
-    def dynamic_checks(self, task: TaskInfo, view: NodeView) -> list[tuple[str, np.ndarray]]:
+        """Per node, not per task: kept with the placement caches while :meth:`placement_inputs` holds."""
         if not self.fresh.any():
             return []
-        idx = view.idx
-        return [(CPU_OVER, ~self.cpu_hot[idx]), (MEMORY_OVER, ~self.memory_hot[idx])]
+        return [(CPU_OVER, ~self.cpu_hot), (MEMORY_OVER, ~self.memory_hot)]
+
+    def dynamic_checks(self, task: TaskInfo, view: NodeView) -> list[tuple[str, np.ndarray]]:
+        return []
 
     def status_checks(self, task: TaskInfo, view: NodeView) -> list[tuple[str, np.ndarray]]:
         """Volcano's code for both: UnschedulableAndUnresolvable."""
-        return [(UNRESOLVABLE, mask) for _, mask in self.dynamic_checks(task, view)]
+        return [(UNRESOLVABLE, mask[view.idx]) for _, mask in self.static_checks(task)]
+
+    def placement_inputs(self) -> object:
+        """The measurements the masks and scores read: caches kept from another reading are dropped."""
+        return self.fresh.tobytes(), self.real.tobytes(), self.shadow.tobytes()
 
     def replica_safe(self, task: TaskInfo) -> bool:
         return True  # measured usage does not move with the replicas placed in a session
