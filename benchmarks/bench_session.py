@@ -24,7 +24,8 @@ nodegroup (nodes in four groups, each queue required to all and preferring its o
 (GPU MostAllocated, sra on GPUs), tdm (a closed revocable zone on 1 node in 16), cdp and resourcequota.
 
 "deviceshare" / "fragmentation" rows (issue 13, smallest size) add deviceshare (every GPU a slot), and
-deviceshare with the fragmentation node order, to the shipped configuration's second tier.
+deviceshare with the fragmentation node order, to the shipped configuration's second tier. The "usage" row
+(issue 13, smallest size) adds the usage plugin, every node with a fresh reading of 0-95% CPU and memory.
 """
 
 from __future__ import annotations
@@ -152,6 +153,8 @@ def run_one(nodes: int, pods: int, topology: bool = False, issue19: bool = False
         conf = load_conf(DEFAULT_CONF + "".join(f"  - name: {p}\n" for p in extra.split(",") if p))
     t0 = time.perf_counter()
     state = build_cluster_state(objs)
+    if "usage" in extra.split(","):
+        state.node_usage = _readings(state.nodes.names)
     t1 = time.perf_counter()
     outcome = run_session(state, conf)
     t2 = time.perf_counter()
@@ -161,6 +164,16 @@ def run_one(nodes: int, pods: int, topology: bool = False, issue19: bool = False
         "pods_per_s": placed / (t2 - t1) if t2 > t1 else 0.0,
         "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+
+
+def _readings(names: list[str], seed: int = 3) -> Any:
+    """A fresh node-metrics reading per node: 0-95% of the benchmark nodes' 32 CPUs and 256Gi."""
+    from pumice.node_metrics import NodeMetrics, NodeUsage
+
+    rng = random.Random(seed)
+    now = time.time()
+    return NodeUsage({n: NodeMetrics(rng.uniform(0, 0.95) * 32000, rng.uniform(0, 0.95) * 256 * 2**30, now, 30.0)
+                      for n in names}, 30.0, 1)
 
 
 #: The whole command's input: (nodes, pods, gang sizes).
@@ -275,11 +288,12 @@ def main() -> None:
         plain_s = None
         variants = ["-", *(["fat-tree"] if (nodes, pods) in TOPOLOGY_SIZES else []),
                     *(["issue 19"] if (nodes, pods) in ISSUE19_SIZES else []),
-                    *(["deviceshare", "fragmentation"] if (nodes, pods) == SIZES[0] else [])]
+                    *(["deviceshare", "fragmentation", "usage"] if (nodes, pods) == SIZES[0] else [])]
         for variant in variants:
             flag = {"-": [], "fat-tree": ["--topology"], "issue 19": ["--issue19"],
                     "deviceshare": ["--extra", "deviceshare"],
-                    "fragmentation": ["--extra", "deviceshare,fragmentation"]}[variant]
+                    "fragmentation": ["--extra", "deviceshare,fragmentation"],
+                    "usage": ["--extra", "usage"]}[variant]
             cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *flag]
             out = subprocess.run(cmd, capture_output=True, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
