@@ -187,3 +187,14 @@ def test_cli_refuses_bad_descheduler_options(tmp_path: Any) -> None:
     assert result.exit_code == 2 and str(bad) in result.output and "exactly one profile" in result.output
     result = runner.invoke(app, ["up", "--descheduler-policy", str(bad)])
     assert result.exit_code == 2 and "go with --descheduler" in result.output
+
+
+def test_run_refuses_simulated_metrics_without_fake_nodes(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from pumice.cli.main import app
+
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text("actions: allocate\ntiers:\n- plugins:\n  - name: usage\nmetrics:\n  type: simulated\n")
+    result = CliRunner().invoke(app, ["run", "--components", "scheduler", "--config", str(conf)])
+    assert result.exit_code == 2 and "metrics.type simulated" in result.output

@@ -228,6 +228,10 @@ def run(
         discovery = load_discovery_config(discover_topology) if discover_topology is not None else None
     except (ConfError, DiscoveryConfigError) as err:
         raise _fail(str(err), 2) from None
+    measured = conf_file.conf.metrics if conf_file is not None else None
+    if measured is not None and measured.type == "simulated" and "nodes" not in chosen:
+        raise _fail(f"--config {config}: metrics.type simulated reads the fake nodes' kubelet: add nodes to "
+                    "--components (or use type kubernetes, the cluster's metrics API)", 2)
     connection = _connect(kubeconfig, context)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     store = KubeStore(connection, qps=qps, burst=burst, retry_deadline=60.0)
