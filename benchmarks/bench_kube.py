@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import socket
 import ssl
 import subprocess
@@ -190,12 +191,14 @@ async def create_pods(api: Api, pods: int, scheduler: str) -> None:
     await api.many([("POST", "/api/v1/namespaces/bench/pods", pod(i, scheduler)) for i in range(pods)])
 
 
-async def measure(api: Api, pods: int, start: Any, timeout: float) -> tuple[float, float]:
-    """(seconds from start to last bind, seconds from first to last bind); ``start`` begins the binding."""
+async def measure(api: Api, pods: int, start: Any, timeout: float) -> tuple[float, float, float]:
+    """(seconds from start to last bind, seconds from first to last bind, CPU seconds of the processes
+    ``start`` spawned, until stopped); ``start`` begins the binding."""
     stamps: dict[str, float] = {}
     done = asyncio.Event()
     watcher = asyncio.create_task(watch_binds(api, pods, done, stamps))
     await asyncio.sleep(0.5)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     stopper = await start()
     try:
@@ -206,10 +209,12 @@ async def measure(api: Api, pods: int, start: Any, timeout: float) -> tuple[floa
         watcher.cancel()
         if stopper is not None:
             stopper()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if not stamps:
-        return float("nan"), float("nan")
+        return float("nan"), float("nan"), cpu
     last, first = max(stamps.values()), min(stamps.values())
-    return (last - t0) * pods / len(stamps), (last - first) * pods / len(stamps)
+    return (last - t0) * pods / len(stamps), (last - first) * pods / len(stamps), cpu
 
 
 def installed_env() -> dict[str, str]:
@@ -238,7 +243,8 @@ def spawn(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> Any:
     return stop
 
 
-async def run_size(api: Api, kubeconfig: Path, work: Path, nodes: int, pods: int) -> dict[str, tuple[float, float]]:
+async def run_size(api: Api, kubeconfig: Path, work: Path, nodes: int,
+                   pods: int) -> dict[str, tuple[float, float, float]]:
     print(f"{nodes} nodes x {pods} pods: creating nodes", file=sys.stderr, flush=True)
     existing = (await api.call("GET", "/api/v1/nodes"))["items"]
     have = {n["metadata"]["name"] for n in existing}
@@ -246,7 +252,8 @@ async def run_size(api: Api, kubeconfig: Path, work: Path, nodes: int, pods: int
                     if node(i)["metadata"]["name"] not in have])
     extra = [n for n in have if int(n.split("-")[1]) >= nodes]
     await api.many([("DELETE", f"/api/v1/nodes/{n}", None) for n in extra])
-    results: dict[str, tuple[float, float]] = {}
+    results: dict[str, tuple[float, float, float]] = {}
+    env = installed_env()
     timeout = max(300.0, pods / 20)
 
     # the API server's own bind ceiling
@@ -283,7 +290,7 @@ async def run_size(api: Api, kubeconfig: Path, work: Path, nodes: int, pods: int
 
     async def start_pumice() -> Any:
         return spawn([sys.executable, "-m", "pumice.cli.main", "run", "--kubeconfig", str(kubeconfig),
-                      "--components", "scheduler"], work / f"pumice-{nodes}.log", env=installed_env())
+                      "--components", "scheduler"], work / f"pumice-{nodes}.log", env=env)
 
     results["pumice"] = await measure(api, pods, start_pumice, timeout)
     print(f"  pumice: {pods / results['pumice'][0]:.0f} pods/s", file=sys.stderr)
@@ -291,7 +298,8 @@ async def run_size(api: Api, kubeconfig: Path, work: Path, nodes: int, pods: int
     return results
 
 
-async def main_async(sizes: list[tuple[int, int]], work: Path) -> list[tuple[int, int, dict[str, tuple[float, float]]]]:
+async def main_async(sizes: list[tuple[int, int]],
+                     work: Path) -> list[tuple[int, int, dict[str, tuple[float, float, float]]]]:
     port, etcd, _ = free_ports(3)
     env = {**os.environ, "KUBE120_TOKEN": TOKEN,
            "APISERVER_FLAGS": "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority"}
@@ -335,16 +343,18 @@ def main() -> None:
     print(f"\npods bound per second on kube-apiserver v1.20.2 ({os.cpu_count()} cores; load average "
           f"{load_before:.1f} before, {load_after:.1f} after)\n")
     print(f"{'nodes x pods':>16} | {'contender':<34} | {'pods/s':>7} | {'1st->last':>9} | {'vs kube-sched':>13} |"
-          f" {'of ceiling':>10}")
-    print("-" * 106)
+          f" {'of ceiling':>10} | {'CPU s':>6}")
+    print("-" * 115)
     for nodes, pods, results in rows:
         ceiling = pods / results["bind ceiling (plain async client)"][0]
         kube = pods / results["kube-scheduler v1.20.2"][0]
-        for name, (span, first_last) in results.items():
+        for name, (span, first_last, cpu) in results.items():
             rate = pods / span
+            used = f"{cpu:6.1f}" if cpu > 0 else f"{'-':>6}"
             print(f"{f'{nodes:,} x {pods:,}':>16} | {name:<34} | {rate:7.0f} | {pods / first_last:9.0f} |"
-                  f" {rate / kube:12.1f}x | {rate / ceiling:9.0%}")
-    print("\npods/s: pods / (last bind - scheduler start); 1st->last: pods / (last bind - first bind)")
+                  f" {rate / kube:12.1f}x | {rate / ceiling:9.0%} | {used}")
+    print("\npods/s: pods / (last bind - scheduler start); 1st->last: pods / (last bind - first bind); CPU s: the "
+          "scheduler process's user + system time from its start until stopped after the last bind")
 
 
 if __name__ == "__main__":
