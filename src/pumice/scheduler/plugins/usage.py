@@ -196,6 +196,12 @@ class UsagePlugin(Plugin):
         if self.fresh.any():
             self._warm_up(ssn, usage.interval if usage is not None else 0.0)
         self.risk = self._risk(self.shadow, np.arange(n))
+        # for the score (per view: a few array operations): usage known at open, and what a placed request adds
+        with np.errstate(divide="ignore"):
+            self.inv_capacity = np.where(self.capacity > 0, 1.0 / np.where(self.capacity > 0, self.capacity, 1.0), 0.0)
+        self.known = self.real + self.shadow
+        self.per_request = self.request_ratio * self.risk
+        self.all_fresh = bool(self.fresh.all())
         ssn.add(PREDICATE, self.name, self)
         ssn.add(NODE_ORDER, self.name, self)
 
@@ -271,10 +277,15 @@ class UsagePlugin(Plugin):
         if self.usage_weight == 0 or total == 0 or not self.fresh.any():
             return None
         idx = view.idx
-        placed = np.maximum(view.used[self.rows] - self.used_open[:, idx], 0.0)  # requests placed this session
-        shadow = self.shadow[:, idx] + placed * self.request_ratio * self.risk[idx]
-        comp = self._composite(shadow, idx)
-        score: np.ndarray = ((1.0 - comp[0]) * self.cpu_weight + (1.0 - comp[1]) * self.memory_weight) / total
-        score *= MAX_NODE_SCORE * self.usage_weight
-        score[~self.fresh[idx]] = 0.0
+        placed = view.used[:2] - self.used_open[:, idx]  # cpu and memory lead every resource space
+        np.maximum(placed, 0.0, out=placed)  # requests placed this session: their shadow
+        placed *= self.per_request[idx]
+        placed += self.known[:, idx]
+        placed *= self.inv_capacity[:, idx]
+        np.clip(placed, 0.0, 1.0, out=placed)  # composite utilization
+        score: np.ndarray = placed[0] * (-self.cpu_weight * MAX_NODE_SCORE * self.usage_weight / total)
+        score -= placed[1] * (self.memory_weight * MAX_NODE_SCORE * self.usage_weight / total)
+        score += MAX_NODE_SCORE * self.usage_weight
+        if not self.all_fresh:
+            score[~self.fresh[idx]] = 0.0
         return score
