@@ -23,8 +23,8 @@ from pumice.api.quantity import milli_value
 
 __all__ = [
     "CPUSET_ANNOTATION", "CPU_MANAGER_ANNOTATION", "NUMA_NODES_ANNOTATION", "POLICY_ANNOTATION",
-    "TOPOLOGY_MANAGER_ANNOTATION", "CpuTopology", "assign_pod", "declared_numatopology", "format_cpuset",
-    "guaranteed_cpus", "parse_cpuset", "qos_class",
+    "TOPOLOGY_MANAGER_ANNOTATION", "CpuTopology", "assign_containers", "assign_pod", "declared_numatopology",
+    "format_cpuset", "guaranteed_cpus", "parse_cpuset", "qos_class",
 ]
 
 #: A pod's topology policy (the Job controller copies a task's ``topologyPolicy`` here; Volcano's key).
@@ -261,11 +261,11 @@ def _narrower(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     return sum(1 << n for n in a) < sum(1 << n for n in b)
 
 
-def assign_pod(topo: CpuTopology, policy: str, available: frozenset[int],
-               containers: list[tuple[str, int]]) -> tuple[frozenset[int] | None, str]:
-    """(the CPUs the pod's containers get, "") under topology manager ``policy``, or (None, the container that
+def assign_containers(topo: CpuTopology, policy: str, available: frozenset[int], containers: list[tuple[str, int]]
+                      ) -> tuple[list[tuple[str, frozenset[int]]] | None, str]:
+    """([(container, the CPUs it gets)], "") under topology manager ``policy``, or (None, the container that
     cannot be aligned). ``available``: free CPUs less reserved ones."""
-    total: set[int] = set()
+    out: list[tuple[str, frozenset[int]]] = []
     left = available
     for name, request in containers:
         hints = topo.hints(left, request) if request > 0 else None
@@ -273,9 +273,18 @@ def assign_pod(topo: CpuTopology, policy: str, available: frozenset[int],
         if not admitted:
             return None, name
         got = topo.allocate(left, request, nodes) if request > 0 else frozenset()
-        total |= got
+        out.append((name, got))
         left = left - got
-    return frozenset(total), ""
+    return out, ""
+
+
+def assign_pod(topo: CpuTopology, policy: str, available: frozenset[int],
+               containers: list[tuple[str, int]]) -> tuple[frozenset[int] | None, str]:
+    """:func:`assign_containers`, the pod's CPUs together."""
+    parts, refused = assign_containers(topo, policy, available, containers)
+    if parts is None:
+        return None, refused
+    return frozenset().union(*(cpus for _, cpus in parts)), ""
 
 
 # --- a simulated node's declaration -> its Numatopology ----------------------------------------------------
