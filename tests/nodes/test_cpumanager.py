@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,16 +20,6 @@ from pumice.nodes import SimulatedKubelet
 from pumice.nodes.cpumanager import NUMATOPOLOGIES
 from pumice.store import MemoryStore
 from tests.builders import node, pod
-
-
-@pytest.fixture
-def clock() -> VirtualClock:
-    return VirtualClock()
-
-
-@pytest.fixture
-def store(clock: VirtualClock) -> MemoryStore:
-    return MemoryStore(clock=lambda: to_datetime(clock.now()))
 
 
 def numa_node(name: str, policy: str = "single-numa-node", cpu_manager: str = "static") -> dict[str, Any]:

@@ -3,7 +3,6 @@ simulated nodes that declare NUMA, each pod pinned to CPUs of one NUMA node, rep
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,22 +11,13 @@ import yaml
 from pumice.api.numa import CPUSET_ANNOTATION, parse_cpuset
 from pumice.cli.up import ControlPlane
 from pumice.server import free_port
+from tests.runtime.support import wait_for
 
 NUMATOPOLOGIES = "numatopologies.nodeinfo.volcano.sh"
 CONF = {"actions": "enqueue, allocate, backfill",
         "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}]},
                   {"plugins": [{"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"},
                                {"name": "numa-aware"}]}]}
-
-
-def _wait(check, timeout: float = 20.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("not reached in time")
 
 
 def _job() -> dict[str, Any]:
@@ -52,7 +42,7 @@ def test_up_pins_a_single_numa_node_job(tmp_path: Path) -> None:
             "pumice.io/topology-manager-policy": "single-numa-node"}},
             "status": {"capacity": res, "allocatable": res}})
         plane._wake.set()
-        _wait(lambda: store.list(NUMATOPOLOGIES)[0])
+        wait_for(lambda: store.list(NUMATOPOLOGIES)[0])
         store.create("jobs.batch.volcano.sh", _job())
         plane._wake.set()
 
@@ -61,7 +51,7 @@ def test_up_pins_a_single_numa_node_job(tmp_path: Path) -> None:
             return pods if len(pods) == 2 and all((p.get("status") or {}).get("phase") == "Running"
                                                   for p in pods) else []
 
-        pods = _wait(running)
+        pods = wait_for(running)
         sets = [parse_cpuset(p["metadata"]["annotations"][CPUSET_ANNOTATION]) for p in pods]
         assert all(len(s) == 3 and len({c // 4 for c in s}) == 1 for s in sets)
         assert not sets[0] & sets[1]
@@ -71,5 +61,5 @@ def test_up_pins_a_single_numa_node_job(tmp_path: Path) -> None:
             spec = store.get(NUMATOPOLOGIES, None, "n0")["spec"]
             return spec if len(spec.get("podAllocations") or []) == 2 else {}
 
-        spec = _wait(reported)
+        spec = wait_for(reported)
         assert parse_cpuset(spec["numares"]["cpu"]["allocatable"]) == set(range(8)) - sets[0] - sets[1]
