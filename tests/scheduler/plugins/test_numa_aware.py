@@ -204,3 +204,22 @@ def test_no_cpu_is_given_twice_and_single_numa_pods_stay_in_one(data: st.DataObj
             assert len({c // per for c in cpus}) == 1
     for where, cpus in given_.items():
         assert len(cpus) == len(set(cpus)), f"a CPU of {where} given twice: {cpus}"
+
+
+def test_replicas_of_one_task_each_get_their_own_numa_node() -> None:
+    # a gang of 5 replicas of 3 CPUs on two nodes of 2 x 4: four NUMA nodes hold one each, the fifth fits
+    # none (node totals would take it), with or without the score
+    def gang() -> list[dict[str, Any]]:
+        return [*numa_node("a"), *numa_node("b"), queue("default"),
+                podgroup("g", queue="default", phase="Inqueue", min_member=4),
+                *(pod(f"g-{i}", group="g", annotations={POLICY_ANNOTATION: "single-numa-node"},
+                      containers=[{"name": "main", "image": "busybox", "resources": {
+                          "requests": {"cpu": "3", "memory": "1Gi"}, "limits": {"cpu": "3", "memory": "1Gi"}}}])
+                  for i in range(5))]
+
+    for plugin in (NUMA, {"name": "numa-aware", "arguments": {"weight": 0}}):
+        out = decide(gang(), plugin)
+        assert len(out.binds) == 4, plugin
+        places = {(where, frozenset(numa_of(out.pod_annotations[key][CPUSET_ANNOTATION])))
+                  for key, where in out.binds.items()}
+        assert len(places) == 4 and all(len(numas) == 1 for _, numas in places)

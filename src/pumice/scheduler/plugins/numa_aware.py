@@ -20,8 +20,9 @@ the bind as the ``pumice.io/cpuset`` annotation; until the node's Numatopology l
 pods"). The simulated kubelet honours the annotation when it can.
 
 Columnar where it is over nodes: the policy checks are masks over all nodes; the NUMA search itself runs per
-candidate node that declares NUMA and passed the masks (a node's search is small and memoized per free-CPU
-version and request), never over nodes without a Numatopology.
+candidate node that declares NUMA and passed the masks, and only again on a node whose free CPUs changed since
+(per request: columns of "fits" and "NUMA nodes spanned" over all nodes, refreshed from a per-node version),
+never over nodes without a Numatopology; the score reads those columns.
 """
 
 from __future__ import annotations
@@ -65,8 +66,17 @@ class _NodeNuma:
     topo: CpuTopology
     free: frozenset[int]
     reserved: frozenset[int]
-    #: bumped whenever ``free`` changes (keys the memo of searches)
-    version: int = 0
+
+
+@dataclass(slots=True)
+class _Answers:
+    """One request's answers per node, valid where ``seen`` equals the node's version."""
+
+    seen: np.ndarray
+    fits: np.ndarray
+    #: NUMA nodes its CPUs span (0: none given)
+    spans: np.ndarray
+    cpus: dict[int, frozenset[int] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +133,18 @@ class NumaAwarePlugin(Plugin):
                     except ValueError:
                         continue
         self.checked = self.has_topo & self.static & ~np.isin(self.tm_policy, _NO_POLICY)
+        self.any_checked = bool(self.checked.any())
+        #: nodes with free CPUs (Volcano: "cpu allocatable map is empty" otherwise)
+        self.any_free = np.zeros(n, dtype=bool)
+        for j, numa in self.numa.items():
+            self.any_free[j] = bool(numa.free)
+        self.inputs = tuple((j, self.tm_policy[j], bool(self.static[j]), numa.free, numa.reserved)
+                            for j, numa in sorted(self.numa.items()))
         self.asks: dict[str, _Ask | None] = {}
-        self.memo: dict[tuple[int, int, _Ask], frozenset[int] | None] = {}
+        #: per node, bumped whenever its free CPUs change
+        self.version = np.zeros(n, dtype=np.int64)
+        #: per request: its answers on each node (see ``_Answers``)
+        self.answers: dict[_Ask, _Answers] = {}
         #: pod key -> (node, CPUs) of what this session placed
         self.held: dict[str, tuple[int, frozenset[int]]] = {}
         ssn.add(PREDICATE, self.name, self)
@@ -138,23 +158,37 @@ class NumaAwarePlugin(Plugin):
             return self.asks[task.key]
         pod = task.pod
         ask = None
-        if qos_class(pod) == "Guaranteed":
-            policy = str(((pod.get("metadata") or {}).get("annotations") or {}).get(POLICY_ANNOTATION, ""))
+        policy = str(((pod.get("metadata") or {}).get("annotations") or {}).get(POLICY_ANNOTATION, ""))
+        # without a policy only nodes that check every Guaranteed pod matter: no QoS reading when none does
+        if (policy not in _NO_POLICY or self.any_checked) and qos_class(pod) == "Guaranteed":
             ask = _Ask(policy, tuple(pod_containers(pod)))
         self.asks[task.key] = ask
         return ask
 
     def _applies(self, ask: _Ask | None) -> bool:
-        return ask is not None and (ask.policy not in _NO_POLICY or bool(self.checked.any()))
+        return ask is not None and (ask.policy not in _NO_POLICY or self.any_checked)
+
+    def refresh(self, ask: _Ask, nodes: np.ndarray) -> _Answers:
+        """The request's answers, searched again on those of ``nodes`` whose free CPUs changed since (a node
+        given twice may be searched twice: harmless)."""
+        ans = self.answers.get(ask)
+        if ans is None:
+            n = len(self.version)
+            ans = self.answers[ask] = _Answers(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=bool),
+                                               np.zeros(n, dtype=np.int64), {})
+        stale = nodes[ans.seen[nodes] != self.version[nodes]]
+        for j in stale.tolist():
+            node = self.numa[j]
+            cpus, _ = assign_pod(node.topo, str(self.tm_policy[j]), node.free - node.reserved, list(ask.containers))
+            ans.cpus[j] = cpus
+            ans.fits[j] = cpus is not None
+            ans.spans[j] = node.topo.numa_count(cpus) if cpus else 0
+            ans.seen[j] = self.version[j]
+        return ans
 
     def assignment(self, j: int, ask: _Ask) -> frozenset[int] | None:
         """The CPUs the node's policy gives the task on node ``j`` now, or None if it cannot."""
-        node = self.numa[j]
-        key = (j, node.version, ask)
-        if key not in self.memo:
-            cpus, _ = assign_pod(node.topo, str(self.tm_policy[j]), node.free - node.reserved, list(ask.containers))
-            self.memo[key] = cpus
-        return self.memo[key]
+        return self.refresh(ask, np.array([j])).cpus[j]
 
     # --- NodeFilter ------------------------------------------------------------------------------------------
     def static_checks(self, task: TaskInfo) -> list[tuple[str, np.ndarray]]:
@@ -173,21 +207,29 @@ class NumaAwarePlugin(Plugin):
             has = self.has_topo[idx]
             static = self.static[idx]
             same = self.tm_policy[idx] == ask.policy
-            free = np.array([bool(self.numa[j].free) if has[i] else False for i, j in enumerate(idx.tolist())]
-                            if has.any() else np.zeros(len(idx), dtype=bool))
+            free = self.any_free[idx]
             checks += [("numa info is empty", has), ("cpu manager policy isn't static", static),
                        (f"task topology policy[{ask.policy}] is different with node's", same),
                        ("cpu allocatable map is empty", free)]
             search = has & static & same & free
         fits = np.ones(len(idx), dtype=bool)
-        for i in np.flatnonzero(search).tolist():
-            fits[i] = self.assignment(int(idx[i]), ask) is not None
+        if search.any():
+            nodes = idx[search]
+            fits[search] = self.refresh(ask, nodes).fits[nodes]
         checks.append(("container cannot be assigned by numa", fits))
         return checks
 
     def replica_safe(self, task: TaskInfo) -> bool:
-        # the answer reads the node's free CPUs, which hypothetical replica rows do not show
-        return not self._applies(self.ask(task))
+        """The answer on a node reads that node's free CPUs, which change only with placements there (rows
+        are refreshed from the node change log), but hypothetical replica rows do not show them: safe for a
+        pod with a policy, whose batch score (no group terms) keeps placement from laddering replicas."""
+        ask = self.ask(task)
+        return not self._applies(ask) or (ask is not None and ask.policy not in _NO_POLICY and self.weight != 0)
+
+    def placement_inputs(self) -> object:
+        """What placement caches kept across sessions depend on beyond the node table: each NUMA node's
+        policies and free CPUs at session open (a Numatopology changes without the Node)."""
+        return self.inputs
 
     # --- BatchNodeOrderFn ------------------------------------------------------------------------------------
     def batch_score(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
@@ -195,10 +237,10 @@ class NumaAwarePlugin(Plugin):
         if ask is None or ask.policy in _NO_POLICY or not self.weight:
             return None
         counts = np.zeros(len(idx), dtype=np.int64)
-        for i, j in enumerate(idx.tolist()):
-            if j in self.numa:
-                cpus = self.assignment(j, ask)
-                counts[i] = self.numa[j].topo.numa_count(cpus) if cpus else 0
+        has = self.has_topo[idx]
+        if has.any():
+            nodes = idx[has]
+            counts[has] = self.refresh(ask, nodes).spans[nodes]
         top = int(counts.max(initial=0))
         if top == 0:
             scores = np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64)
@@ -222,7 +264,8 @@ class NumaAwarePlugin(Plugin):
             return
         node = self.numa[j]
         node.free = node.free - cpus
-        node.version += 1
+        self.version[j] += 1
+        self.any_free[j] = bool(node.free)
         self.held[task.key] = (j, cpus)
         self.ssn.bind_annotations.setdefault(task.key, {})[CPUSET_ANNOTATION] = format_cpuset(cpus)
 
@@ -233,7 +276,8 @@ class NumaAwarePlugin(Plugin):
         j, cpus = held
         node = self.numa[j]
         node.free = node.free | cpus
-        node.version += 1
+        self.version[j] += 1
+        self.any_free[j] = bool(node.free)
         notes = self.ssn.bind_annotations.get(task.key)
         if notes is not None:
             notes.pop(CPUSET_ANNOTATION, None)
