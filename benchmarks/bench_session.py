@@ -24,8 +24,13 @@ nodegroup (nodes in four groups, each queue required to all and preferring its o
 (GPU MostAllocated, sra on GPUs), tdm (a closed revocable zone on 1 node in 16), cdp and resourcequota.
 
 "deviceshare" / "fragmentation" rows (issue 13, smallest size) add deviceshare (every GPU a slot), and
-deviceshare with the fragmentation node order, to the shipped configuration's second tier. The "usage" row
-(issue 13, smallest size) adds the usage plugin, every node with a fresh reading of 0-95% CPU and memory.
+deviceshare with the fragmentation node order, to the shipped configuration's second tier.
+
+The "numa" row (issue 13, smallest size) adds numa-aware: every node publishes a Numatopology (2 NUMA
+nodes of 16 CPUs, static CPU manager, single-numa-node), and the pods of every other job are Guaranteed
+with ``topologyPolicy: single-numa-node`` (their CPUs searched per candidate node).
+The "usage" row (issue 13, smallest size) adds the usage plugin, every node with a fresh reading of
+0-95% CPU and memory.
 """
 
 from __future__ import annotations
@@ -93,7 +98,7 @@ def fat_tree_labels(nodes: int, seed: int = 11) -> list[dict[str, str]]:
 
 
 def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False,
-            issue19: bool = False) -> list[dict[str, Any]]:
+            issue19: bool = False, numa: bool = False) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     objs: list[dict[str, Any]] = []
     for i, (q, weight) in enumerate((("q-research", 1), ("q-prod", 2), ("q-batch", 1), ("q-dev", 1))):
@@ -111,6 +116,13 @@ def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False,
     node_objs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:05d}", "labels": dict(labels[i])},
                   "status": {"allocatable": alloc, "capacity": alloc}} for i in range(nodes)]
     objs += node_objs
+    if numa:
+        from pumice.api.numa import declared_numatopology
+
+        for nd in node_objs:
+            nd["metadata"]["annotations"] = {"pumice.io/numa-nodes": "2", "pumice.io/cpu-manager-policy": "static",
+                                             "pumice.io/topology-manager-policy": "single-numa-node"}
+            objs.append(declared_numatopology(nd))
     if topology:
         from pumice.topology_discovery import discover_hypernodes
 
@@ -127,13 +139,17 @@ def cluster(nodes: int, pods: int, seed: int = 7, topology: bool = False,
         objs.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                      "metadata": {"name": name, "namespace": "bench"},
                      "spec": spec, "status": {"phase": "Inqueue"}})
+        pinned = numa and j % 2 == 0
         for k in range(size):
+            requests = {"cpu": cpu, "memory": mem, **({"nvidia.com/gpu": gpu} if gpu != "0" else {})}
             objs.append({
                 "apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": f"{name}-worker-{k}", "namespace": "bench",
-                             "annotations": {"scheduling.k8s.io/group-name": name}},
+                             "annotations": {"scheduling.k8s.io/group-name": name,
+                                             **({"volcano.sh/numa-topology-policy": "single-numa-node"}
+                                                if pinned else {})}},
                 "spec": {"schedulerName": "volcano", "containers": [{"name": "main", "resources": {
-                    "requests": {"cpu": cpu, "memory": mem, **({"nvidia.com/gpu": gpu} if gpu != "0" else {})}}}]},
+                    "requests": requests, **({"limits": dict(requests)} if pinned else {})}}]},
                 "status": {"phase": "Pending"},
             })
         made += size
@@ -145,7 +161,7 @@ def run_one(nodes: int, pods: int, topology: bool = False, issue19: bool = False
     from pumice.scheduler import build_cluster_state, load_conf, run_session
     from pumice.scheduler.conf import DEFAULT_CONF
 
-    objs = cluster(nodes, pods, topology=topology, issue19=issue19)
+    objs = cluster(nodes, pods, topology=topology, issue19=issue19, numa="numa-aware" in extra.split(","))
     conf = load_conf(DEFAULT_CONF + TOPOLOGY_PLUGIN) if topology else None
     if issue19:
         conf = load_conf((DEFAULT_CONF + ISSUE19_PLUGINS).replace('actions: "enqueue, allocate, backfill"',
@@ -292,11 +308,12 @@ def main() -> None:
         plain_s = None
         variants = ["-", *(["fat-tree"] if (nodes, pods) in TOPOLOGY_SIZES else []),
                     *(["issue 19"] if (nodes, pods) in ISSUE19_SIZES else []),
-                    *(["deviceshare", "fragmentation", "usage"] if (nodes, pods) == SIZES[0] else [])]
+                    *(["deviceshare", "fragmentation", "numa", "usage"] if (nodes, pods) == SIZES[0] else [])]
         for variant in variants:
             flag = {"-": [], "fat-tree": ["--topology"], "issue 19": ["--issue19"],
                     "deviceshare": ["--extra", "deviceshare"],
                     "fragmentation": ["--extra", "deviceshare,fragmentation"],
+                    "numa": ["--extra", "numa-aware"],
                     "usage": ["--extra", "usage"]}[variant]
             cmd = [sys.executable, __file__, "--one", str(nodes), str(pods), *flag]
             out = subprocess.run(cmd, capture_output=True, text=True, check=True)

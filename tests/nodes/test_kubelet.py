@@ -4,20 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pumice.clock import VirtualClock, to_datetime
+from pumice.clock import VirtualClock
 from pumice.nodes import SimulatedKubelet
 from pumice.store import MemoryStore, NotFound
 from tests.builders import node, pod
-
-
-@pytest.fixture
-def clock() -> VirtualClock:
-    return VirtualClock()
-
-
-@pytest.fixture
-def store(clock: VirtualClock) -> MemoryStore:
-    return MemoryStore(clock=lambda: to_datetime(clock.now()))
 
 
 def phase(store: MemoryStore, name: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import yaml
@@ -10,19 +9,10 @@ import yaml
 from pumice.cli.up import ControlPlane
 from pumice.server import free_port
 from pumice.topology_discovery import load_discovery_config
+from tests.runtime.support import wait_for
 
 HYPERNODES = "hypernodes.topology.volcano.sh"
 RACK = "example.com/rack"
-
-
-def _wait(check, timeout: float = 15.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("not reached in time")
 
 
 def test_up_discovers_hypernodes_as_nodes_come_and_go(tmp_path: Path) -> None:
@@ -42,7 +32,7 @@ def test_up_discovers_hypernodes_as_nodes_come_and_go(tmp_path: Path) -> None:
             return {h["metadata"]["labels"][RACK]: (h.get("status") or {}).get("nodeCount")
                     for h in store.list(HYPERNODES)[0]}
 
-        _wait(lambda: counts() == {"a": 2, "b": 1})
+        wait_for(lambda: counts() == {"a": 2, "b": 1})
         store.delete("nodes", None, "n2")
         plane._wake.set()
-        _wait(lambda: counts() == {"a": 2})
+        wait_for(lambda: counts() == {"a": 2})

@@ -32,6 +32,7 @@ from pumice.store import (
     WatchEvent,
 )
 
+from .cpumanager import CpuManager
 from .duration import exit_code, pod_duration
 from .meter import UsageMeter
 from .status import node_ready_patch, pod_failed_patch, pod_running_patch, pod_terminated_patch
@@ -111,6 +112,8 @@ class SimulatedKubelet:
         #: node -> GPU index -> amount held by the pods running there (per-GPU accounting, as a device plugin).
         self._gpu_used: dict[str, dict[int, float]] = {}
         self._waiting: dict[str, dict[str, dict[str, Any]]] = {}  # node not (yet) known -> its bound pods
+        #: whole CPUs of Guaranteed pods on nodes that declare NUMA, and their Numatopologies
+        self.cpus = CpuManager(store)
         self._timers: list[tuple[float, int, str, str]] = []
         self._seq = itertools.count()
         self._stamp: tuple[float, str] = (math.nan, "")  # the last (time, RFC 3339 text) written
@@ -181,7 +184,7 @@ class SimulatedKubelet:
             if timers and timers[0][0] <= self.clock.now():
                 acted |= self._fire_due()
             if not acted:
-                return wrote
+                return self.cpus.flush() or wrote
             wrote = True
 
     def _idle(self) -> bool:
@@ -288,10 +291,12 @@ class SimulatedKubelet:
             if self._nodes.pop(name, None) is not None:  # no longer ours: its pods are left as they are
                 for key in sorted(self._by_node.get(name, set())):
                     self._forget(key)
+                self.cpus.forget_node(name)
             return False
         self._foreign.discard(name)
         if ev.type == "DELETED":
             self._nodes.pop(name, None)
+            self.cpus.node_changed(name, None)
             ts = rfc3339(self.clock.now())
             acted = False
             for key in sorted(self._by_node.get(name, set())):
@@ -300,6 +305,7 @@ class SimulatedKubelet:
                     acted |= bool(self._kill(key, run.pod, ts, reason="NodeLost"))
             return acted
         self._nodes[name] = node
+        self.cpus.node_changed(name, node)
         acted = False
         if name not in self._failed and _ready_condition(node) is None:
             with contextlib.suppress(StoreError):
@@ -347,15 +353,20 @@ class SimulatedKubelet:
         claim, refused = self._gpu_claim(node, pod)
         if phase == "Running":  # started before this kubelet looked: keep its clock
             start = _since(pod, now)
+            self.cpus.admit(node, key, pod, running=True)
         elif refused:  # the device plugin's admission refuses it, as a kubelet does
             return bool(self._kill(key, pod, ts, reason="UnexpectedAdmissionError", message=refused))
         else:
+            reason, message = self.cpus.admit(node, key, pod)
+            if reason:  # the CPU / topology manager's admission refuses it
+                return bool(self._kill(key, pod, ts, reason=reason, message=message))
             start = now
             ns, name = key.split("/", 1)
             try:
                 self.store.patch("pods", ns, name, pod_running_patch(pod, ts), subresource="status", copy=False,
                                  owned=True)
             except StoreError:
+                self.cpus.release(node, key)
                 return False
         try:
             duration = pod_duration(pod)
@@ -405,6 +416,7 @@ class SimulatedKubelet:
         run = self._running.pop(key, None)
         if run is not None:
             self.usage.stop(key, self.clock.now())
+            self.cpus.release(run.node, key)
             pods = self._by_node.get(run.node)
             if pods is not None:
                 pods.discard(key)

@@ -35,7 +35,8 @@ from pumice.scheduler.snapshot import (
     task_status,
 )
 
-KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode", "ResourceQuota", "PodDisruptionBudget")
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode", "ResourceQuota", "PodDisruptionBudget",
+         "Numatopology")
 
 
 def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -124,6 +125,8 @@ class LiveCache:
             self._state.hypernodes = list(self.objects["HyperNode"].values())
         elif kind == "PodDisruptionBudget":
             self._state.pdbs = list(self.objects["PodDisruptionBudget"].values())
+        elif kind == "Numatopology":
+            self._state.numatopologies = list(self.objects["Numatopology"].values())
         elif kind == "ResourceQuota":
             self._state.resource_quotas = quotas_by_namespace(list(self.objects["ResourceQuota"].values()))
         else:

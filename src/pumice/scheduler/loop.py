@@ -37,7 +37,7 @@ WATCHED = (
     "resourcequotas",
 )
 #: Watched when a configured plugin reads them (``pdb``); a server that does not serve them is left alone.
-OPTIONAL: dict[str, str] = {"poddisruptionbudgets.policy": "pdb"}
+OPTIONAL: dict[str, str] = {"poddisruptionbudgets.policy": "pdb", "numatopologies.nodeinfo.volcano.sh": "numa-aware"}
 
 log = logging.getLogger("pumice.scheduler")
 #: Plugins that read measured node usage: without one of them (and without a ``metrics`` section) it is not asked.

@@ -25,6 +25,7 @@ from pumice.scheduler.plugins.gang import GangPlugin
 from pumice.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from pumice.scheduler.plugins.nodegroup import NodeGroupPlugin
 from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin
+from pumice.scheduler.plugins.numa_aware import NumaAwarePlugin
 from pumice.scheduler.plugins.overcommit import OvercommitPlugin
 from pumice.scheduler.plugins.pdb import PdbPlugin
 from pumice.scheduler.plugins.predicates import PredicatesPlugin
@@ -62,6 +63,7 @@ PLUGINS: dict[str, type[Plugin]] = {plugin.name: plugin for plugin in (
     ReschedulingPlugin,
     TaskTopologyPlugin,
     ExtenderPlugin,
+    NumaAwarePlugin,
     UsagePlugin,
 )}
 

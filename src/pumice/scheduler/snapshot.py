@@ -66,6 +66,8 @@ class ClusterState:
     resource_quotas: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: PodDisruptionBudgets (wire format), for the ``pdb`` plugin.
     pdbs: list[dict[str, Any]] = field(default_factory=list)
+    #: Numatopologies (wire format), for the ``numa-aware`` plugin.
+    numatopologies: list[dict[str, Any]] = field(default_factory=list)
     #: Measured node usage, set by the scheduler loop from its metrics source (None: no metrics).
     node_usage: NodeUsage | None = None
 
@@ -218,6 +220,7 @@ class Catalog:
     queues: list[dict[str, Any]] = field(default_factory=list)
     hypernodes: list[dict[str, Any]] = field(default_factory=list)
     pdbs: list[dict[str, Any]] = field(default_factory=list)
+    numatopologies: list[dict[str, Any]] = field(default_factory=list)
     #: ``v1`` ResourceQuotas (the resourcequota plugin).
     resource_quotas: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: dict[str, int] = field(default_factory=dict)
@@ -241,6 +244,8 @@ class Catalog:
             self.pdbs.append(obj)
         elif kind == "ResourceQuota":
             self.resource_quotas.append(obj)
+        elif kind == "Numatopology":
+            self.numatopologies.append(obj)
         elif kind == "PriorityClass":
             value = int(obj.get("value") or 0)
             self.priority_classes[_meta(obj).get("name", "")] = value
@@ -313,6 +318,7 @@ SHAPE_ANNOTATIONS = (
     "volcano.sh/revocable-zone",
     "volcano.sh/resource-strategy-scoring-type",
     "volcano.sh/resource-strategy-weight",
+    "volcano.sh/numa-topology-policy",
 )
 
 
@@ -455,6 +461,7 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
     state = ClusterState(space, table, present, queues, catalog.priority_classes, catalog.hypernodes, orphans, jobs)
     state.resource_quotas = quotas_by_namespace(catalog.resource_quotas)
     state.pdbs = catalog.pdbs
+    state.numatopologies = catalog.numatopologies
     return state
 
 

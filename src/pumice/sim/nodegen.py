@@ -9,6 +9,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pumice.api import is_valid_quantity
+from pumice.api.numa import (
+    CPU_MANAGER_ANNOTATION,
+    NUMA_NODES_ANNOTATION,
+    TOPOLOGY_MANAGER_ANNOTATION,
+    declared_numatopology,
+)
 
 from .errors import ScenarioError
 
@@ -18,7 +24,10 @@ GPU_RESOURCE = "nvidia.com/gpu"
 #: GPU capacity in thousandths of a device, for GPU-sharing pods (see docs/sim.md, traces).
 GPU_MILLI = "pumice.io/gpu-milli"
 GENERATOR_KEYS = {"count", "name", "cpu", "memory", "gpu", "gpu-milli", "pods", "labels", "taints", "resources",
-                  "start"}
+                  "start", "numa"}
+#: ``numa:`` keys of a node generator -> the node annotation each sets (``pumice.api.numa``).
+NUMA_KEYS = {"nodes": NUMA_NODES_ANNOTATION, "cpuManagerPolicy": CPU_MANAGER_ANNOTATION,
+             "topologyManagerPolicy": TOPOLOGY_MANAGER_ANNOTATION}
 
 
 def generate_nodes(spec: Mapping[str, Any], source: str, field: str, used: set[str]) -> list[dict[str, Any]]:
@@ -52,6 +61,7 @@ def generate_nodes(spec: Mapping[str, Any], source: str, field: str, used: set[s
     taints = spec.get("taints") or []
     if not isinstance(taints, list):
         raise ScenarioError(source, f"{field}.taints", "must be a list of taints")
+    annotations = _numa_annotations(spec.get("numa"), source, field)
     start = spec.get("start", len([n for n in used if n.startswith(prefix + "-")]))
     nodes: list[dict[str, Any]] = []
     i = int(start)
@@ -69,5 +79,28 @@ def generate_nodes(spec: Mapping[str, Any], source: str, field: str, used: set[s
             "spec": {"taints": list(taints)} if taints else {},
             "status": {"capacity": dict(quantities), "allocatable": dict(quantities)},
         }
+        if annotations:
+            node["metadata"]["annotations"] = dict(annotations)
+            if not nodes:
+                try:
+                    declared_numatopology(node)
+                except ValueError as err:
+                    raise ScenarioError(source, f"{field}.numa", str(err)) from None
         nodes.append(node)
     return nodes
+
+
+def _numa_annotations(numa: Any, source: str, field: str) -> dict[str, str]:
+    """``numa: {nodes: 2, cpuManagerPolicy: static, topologyManagerPolicy: single-numa-node}`` as the node
+    annotations the simulated kubelet reads."""
+    if numa is None:
+        return {}
+    if not isinstance(numa, Mapping):
+        raise ScenarioError(source, f"{field}.numa",
+                            "must be a mapping (nodes, cpuManagerPolicy, topologyManagerPolicy)")
+    unknown = sorted(set(numa) - set(NUMA_KEYS))
+    if unknown:
+        raise ScenarioError(source, f"{field}.numa.{unknown[0]}", f"unknown key (numa takes {', '.join(NUMA_KEYS)})")
+    if "nodes" not in numa:
+        raise ScenarioError(source, f"{field}.numa.nodes", "required: how many NUMA nodes the CPUs are split over")
+    return {NUMA_KEYS[k]: str(v) for k, v in numa.items()}

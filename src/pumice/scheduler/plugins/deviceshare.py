@@ -95,8 +95,8 @@ class DeviceSharePlugin(Plugin):
         if req is None or not task.gpu_ids or task.node < 0 or not self.handles(req):
             return
         ssn = self.ssn
-        ssn.bind_annotations[task.key] = ssn.nodes.gpus.annotations(req, task.node, task.gpu_ids,
-                                                                    ssn.nodes.names[task.node], ssn.now)
+        ssn.bind_annotations.setdefault(task.key, {}).update(  # numa-aware may add its CPU set
+            ssn.nodes.gpus.annotations(req, task.node, task.gpu_ids, ssn.nodes.names[task.node], ssn.now))
 
     def on_deallocate(self, task: TaskInfo) -> None:
         self.ssn.bind_annotations.pop(task.key, None)

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from pumice.api.arguments import Arguments
+from pumice.api.numa import qos_class
 from pumice.scheduler.framework.plugin import Plugin
 from pumice.scheduler.framework.points import VICTIM_TASKS
 from pumice.scheduler.framework.session import Session
@@ -51,25 +51,6 @@ class Thresholds:
 
     low: np.ndarray = field(default_factory=lambda: np.array([100.0, 100.0]))
     target: np.ndarray = field(default_factory=lambda: np.array([100.0, 100.0]))
-
-
-def qos_class(pod: Mapping[str, Any]) -> str:
-    """Kubernetes' QoS class of a pod (``GetPodQOS``, over cpu and memory)."""
-    containers = (pod.get("spec") or {}).get("containers") or []
-    requests_any = limits_any = False
-    guaranteed = True
-    for c in containers:
-        res = c.get("resources") or {}
-        req, lim = res.get("requests") or {}, res.get("limits") or {}
-        for name in MEASURED:
-            r, limit = req.get(name), lim.get(name)
-            requests_any |= r is not None
-            limits_any |= limit is not None
-            if limit is None or (r is not None and str(r) != str(limit)):
-                guaranteed = False
-    if not requests_any and not limits_any:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed and containers else "Burstable"
 
 
 def eviction_order(tasks: Sequence[TaskInfo]) -> list[TaskInfo]:
