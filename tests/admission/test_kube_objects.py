@@ -104,6 +104,10 @@ def test_volcano_cronjob_webhook(store: MemoryStore) -> None:
     long = cronjob()
     long["metadata"]["name"] = "x" * 53
     assert "no more than 52 characters" in refused(store, "cronjobs.batch.volcano.sh", long)
+    for wrong in ("x", 5, ["a"]):  # a spec that is not an object is refused, not a server error
+        obj = {**cronjob(), "spec": wrong}
+        obj["metadata"] = {"name": "wrong-spec"}
+        assert "spec" in refused(store, "cronjobs.batch.volcano.sh", obj)
 
 
 def test_cron_schedules_as_robfig_cron_reads_them() -> None:

@@ -24,7 +24,10 @@ _POLICIES = ("Allow", "Forbid", "Replace")
 
 
 def default_cronjob(obj: Obj) -> None:
-    spec = dict(obj.get("spec") or {})
+    spec = obj.get("spec")
+    if spec is not None and not isinstance(spec, dict):
+        return  # not an object: the schema refuses it, nothing to default
+    spec = dict(spec or {})
     spec.setdefault("concurrencyPolicy", "Allow")
     spec.setdefault("suspend", False)
     spec.setdefault("successfulJobsHistoryLimit", 3)
@@ -34,6 +37,8 @@ def default_cronjob(obj: Obj) -> None:
 
 def validate_cronjob(obj: Obj) -> None:
     spec = obj.get("spec") or {}
+    if not isinstance(spec, dict):
+        raise Denied("spec: Invalid value: must be an object")
     name = str((obj.get("metadata") or {}).get("name") or "")
     problems: list[str] = []
     if not isinstance(spec.get("jobTemplate"), dict):
