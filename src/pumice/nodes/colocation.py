@@ -61,6 +61,7 @@ __all__ = [
     "qos_level",
     "should_publish",
     "smoothed",
+    "usage_requests",
 ]
 
 log = logging.getLogger(__name__)
@@ -139,21 +140,27 @@ def _requests(pod: Mapping[str, Any]) -> dict[str, Any]:
     return total
 
 
-def _batch_view(pod: Mapping[str, Any], req: Mapping[str, int]) -> dict[str, Any]:
+def usage_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
+    """(cpu milli, memory bytes) the pod's usage profile is relative to: its requests (limits where a container
+    gives only those), ``batch-cpu`` (milli-cores) and ``batch-memory`` counting as CPU and memory."""
+    req = _requests(pod)
+    return req.get("cpu", 0) + req.get(BATCH_CPU, 0), req.get("memory", 0) + req.get(BATCH_MEMORY, 0)
+
+
+def _batch_view(pod: Mapping[str, Any]) -> dict[str, Any]:
     """The pod as :mod:`pumice.nodes.usage` reads it, its batch requests standing for its CPU and memory."""
-    cpu = req.get("cpu", 0) + req.get(BATCH_CPU, 0)  # batch-cpu counts milli-cores
-    memory = req.get("memory", 0) + req.get(BATCH_MEMORY, 0)
+    cpu, memory = usage_requests(pod)
     return {"metadata": pod.get("metadata") or {}, "status": pod.get("status") or {},
             "spec": {"containers": [{"resources": {"requests": {"cpu": f"{cpu}m", "memory": str(memory)}}}]}}
 
 
 def pod_use(pod: Mapping[str, Any], now: float) -> tuple[float, float]:
     """(cpu milli, memory bytes) the running ``pod`` uses at ``now``: its ``pumice.io/usage`` profile
-    (:func:`pumice.nodes.usage.pod_usage`) over its requests, where ``batch-cpu``/``batch-memory`` count as CPU
-    and memory (an offline pod asks for those)."""
+    (:func:`pumice.nodes.usage.pod_usage`) over :func:`usage_requests` (an offline pod asks for batch-cpu and
+    batch-memory, and uses real CPU and memory)."""
     req = _requests(pod)
     if BATCH_CPU in req or BATCH_MEMORY in req:
-        pod = _batch_view(pod, req)
+        pod = _batch_view(pod)
     used = pod_usage(pod, now)
     return used.cpu, used.memory
 
