@@ -251,3 +251,60 @@ def test_online_pods_are_never_evicted_and_keep_their_requests(pods: list[tuple[
     assert (alloc["cpu"], alloc["memory"]) == ("16", "32Gi")
     batch = n.batch()
     assert batch is not None and 0 <= batch[0] <= 16000 * 60 // 100 and 0 <= batch[1] <= 32 * GI * 60 // 100
+
+
+# --- Volcano's agent configuration (ConfigMap volcano-system/volcano-agent-configuration) ------------------------
+
+def _agent_config(n: _Node, doc: dict[str, Any] | str) -> None:
+    import json
+
+    text = doc if isinstance(doc, str) else json.dumps(doc)
+    n.store.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "volcano-system"}})
+    n.store.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": "volcano-agent-configuration", "namespace": "volcano-system"},
+                                  "data": {"colocation-config": text}})
+
+
+def test_config_selects_nodes_and_sets_types_and_watermarks() -> None:
+    from pumice.nodes.agent_config import parse_agent_config
+
+    cfg = parse_agent_config('{"globalConfig": {"overSubscriptionConfig": {"overSubscriptionTypes": "cpu"},'
+                             ' "evictingConfig": {"evictingCPUHighWatermark": 90}},'
+                             ' "nodesConfig": [{"selector": {"matchLabels": {"pool": "a"}},'
+                             '   "overSubscriptionConfig": {"enable": false}},'
+                             '  {"selector": {"matchLabels": {"pool": "a", "gen": "2"}},'
+                             '   "evictingConfig": {"evictingCPULowWatermark": 50}}]}')
+    plain = cfg.for_node(node("x"))
+    assert (plain.oversubscription, plain.cpu, plain.memory, plain.cpu_high, plain.cpu_low) == (True, True, False,
+                                                                                                  90, 30)
+    assert not cfg.for_node(node("a", labels={"pool": "a"})).oversubscription
+    last = cfg.for_node(node("a2", labels={"pool": "a", "gen": "2"}))  # the last match wins, over the global
+    assert (last.oversubscription, last.cpu_low, last.cpu_high) == (True, 50, 90)
+
+
+def test_memory_off_by_config_publishes_no_batch_memory() -> None:
+    n = _Node()
+    _agent_config(n, {"globalConfig": {"overSubscriptionConfig": {"overSubscriptionTypes": "cpu"}}})
+    n.run(_online("web", "4", usage="0.5"))
+    n.until(110)
+    assert n.batch() == ((10000 - 2000) * 60 // 100, 0)
+
+
+def test_config_turning_oversubscription_off_takes_it_back() -> None:
+    n = _Node()
+    n.run(_online("web", "4", usage="0.5"), _be("be", 1000, GI // 4))
+    n.until(20)
+    assert n.batch() is not None
+    _agent_config(n, {"globalConfig": {"overSubscriptionConfig": {"enable": False}}})
+    n.until(40)
+    assert n.batch() is None and n.pods() == {"web"}
+
+
+def test_a_broken_config_keeps_the_defaults(caplog: Any) -> None:
+    n = _Node()
+    _agent_config(n, {"globalConfig": {"evictingConfig": {"evictingCPUHighWatermark": 20,
+                                                          "evictingCPULowWatermark": 30}}})
+    n.run(_online("web", "4", usage="0.5"))
+    n.until(20)
+    assert n.batch() is not None  # still published with the defaults
+    assert "low watermark is higher than high watermark" in caplog.text

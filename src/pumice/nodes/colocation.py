@@ -15,8 +15,9 @@ its pods) stays at or above a high watermark (CPU 80 %, memory 60 % of allocatab
 taints the node ``volcano.sh/offline-job-evicting:NoSchedule`` and evicts one offline pod per sample, the largest
 request of the resource under pressure first, until the pressure is gone; the taint is removed once every
 resource is at or below its low watermark (30 %). Online pods are never evicted. A node takes part while it
-carries the label ``volcano.sh/oversubscription=true``; when the label goes, the batch resources are removed and
-offline pods that held them are evicted (Volcano's cleanup).
+carries the label ``volcano.sh/oversubscription=true`` and the agent configuration (the ConfigMap
+``volcano-system/volcano-agent-configuration``, :mod:`pumice.nodes.agent_config`) enables it; when either goes,
+the batch resources are removed and the offline pods that held them are evicted (Volcano's cleanup).
 
 What a pod uses comes from :mod:`pumice.nodes.usage` (the ``pumice.io/usage`` profile relative to requests); an
 offline pod's requests are its ``batch-cpu`` / ``batch-memory`` (see :func:`pod_use`).
@@ -41,6 +42,7 @@ from pumice.api.quantity import QuantityError, int_value, milli_value
 from pumice.events import EventRecorder
 from pumice.store import StoreError
 
+from .agent_config import AgentConfigReader, NodeColocation
 from .usage import next_change, pod_usage
 
 if TYPE_CHECKING:
@@ -279,11 +281,12 @@ def oversubscribed(node: Mapping[str, Any]) -> bool:
     return ((node.get("metadata") or {}).get("labels") or {}).get(OVERSUBSCRIPTION_LABEL) in _TRUE
 
 
-def _types(node: Mapping[str, Any]) -> tuple[bool, bool]:
-    """Which of (cpu, memory) the node oversubscribes (annotation ``volcano.sh/oversubscription-types``)."""
+def _types(node: Mapping[str, Any], config: NodeColocation) -> tuple[bool, bool]:
+    """Which of (cpu, memory) the node oversubscribes: annotation ``volcano.sh/oversubscription-types``, else the
+    agent configuration's ``overSubscriptionTypes``."""
     text = ((node.get("metadata") or {}).get("annotations") or {}).get(OVERSUBSCRIPTION_TYPES)
     if not text:
-        return True, True
+        return config.cpu, config.memory
     named = {t.strip() for t in str(text).split(",") if t.strip()}
     unknown = named - set(_RESOURCES)
     if unknown:
@@ -336,9 +339,12 @@ class ColocationAgent:
             raise ValueError(f"oversubscription ratio {ratio}: must be > 0 (percent)")
         self.kubelet = kubelet
         self.ratio = ratio
+        self._explicit = watermarks is not None  # given here: over the agent configuration's
         self.watermarks = watermarks or Watermarks()
         self.period = period
         self.recorder = EventRecorder(kubelet.store, "volcano-agent", clock=kubelet.clock)
+        #: ``volcano-system/volcano-agent-configuration`` (``pumice.nodes.agent_config``), read at each sample
+        self.config = AgentConfigReader(kubelet.store)
         self._nodes: dict[str, _NodeState] = {}  # oversubscribed nodes
         self._cleanup: set[str] = set()  # nodes that left oversubscription: batch resources to take back
         self._next: float | None = None  # the next sample
@@ -376,13 +382,20 @@ class ColocationAgent:
         now = self.kubelet.clock.now()
         if due > now:
             return False
-        wrote = self._take_back()
+        wrote = self._take_back(self._cleanup)
+        self._cleanup.clear()
+        config = self.config.read() if self._nodes else None
         changed = False
         for name in sorted(self._nodes):
             node = self.kubelet.node(name)
-            if node is None:
+            if node is None or config is None:
                 continue
-            w, c = self._sample(name, node, self._nodes[name], now)
+            settings = config.for_node(node)
+            if not settings.oversubscription:  # turned off by the configuration: as if the label went
+                if _published(node) is not None or any(is_offline(p) for p in self.kubelet.running_pods(name)):
+                    wrote |= self._take_back({name})
+                continue
+            w, c = self._sample(name, node, self._nodes[name], settings, now)
             wrote |= w
             changed |= c or w
         self._quiet = 0 if changed else self._quiet + 1
@@ -410,7 +423,8 @@ class ColocationAgent:
                     first = t
         return first
 
-    def _sample(self, name: str, node: Mapping[str, Any], state: _NodeState, now: float) -> tuple[bool, bool]:
+    def _sample(self, name: str, node: Mapping[str, Any], state: _NodeState, settings: NodeColocation,
+                now: float) -> tuple[bool, bool]:
         """One probe of one node: publish, watch the watermarks, evict. (wrote, sample differs)."""
         pods = self.kubelet.running_pods(name)
         online = np.zeros(2)
@@ -426,14 +440,15 @@ class ColocationAgent:
                 online += use
         alloc = np.array(_allocatable(node), dtype=np.int64)
         sample = oversubscription(alloc[None, :], online[None, :], self.ratio)[0]
-        cpu_on, mem_on = _types(node)
+        cpu_on, mem_on = _types(node, settings)
         sample = sample * np.array([cpu_on, mem_on], dtype=np.int64)
         state.history.append((int(sample[0]), int(sample[1])))
         state.reports += 1
         offer = smoothed(np.array(state.history))
         wrote = self._publish(name, node, state, offer)
         percent = (total.astype(np.int64) * 100 // np.maximum(alloc, 1)) if (alloc > 0).all() else np.zeros(2)
-        marks = node_watermarks(node, self.watermarks)
+        marks = node_watermarks(node, self.watermarks if self._explicit else Watermarks(
+            settings.cpu_high, settings.memory_high, settings.cpu_low, settings.memory_low))
         for i in range(2):
             state.high[i] = min(state.high[i] + 1, HIGH_USAGE_COUNT) if percent[i] >= marks.high[i] else 0
         for i, resource in enumerate(_RESOURCES):
@@ -503,11 +518,10 @@ class ColocationAgent:
             return True
         return False
 
-    def _take_back(self) -> bool:
+    def _take_back(self, names: Iterable[str]) -> bool:
         """Nodes that left oversubscription: remove their batch resources, evict the offline pods holding them."""
         wrote = False
-        for name in sorted(self._cleanup):
-            self._cleanup.discard(name)
+        for name in sorted(names):
             node = self.kubelet.node(name)
             if node is None:
                 continue
