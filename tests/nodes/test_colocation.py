@@ -308,3 +308,44 @@ def test_a_broken_config_keeps_the_defaults(caplog: Any) -> None:
     n.until(20)
     assert n.batch() is not None  # still published with the defaults
     assert "low watermark is higher than high watermark" in caplog.text
+
+
+# --- the scheduler's side: offline pods fit on the batch resources and take nothing from online pods -----------
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 4), max_size=4), st.lists(st.integers(1, 3000), max_size=5),
+       st.integers(0, 6000), st.integers(1, 4000))
+def test_offline_pods_never_reduce_what_online_pods_can_request(online: list[int], offline: list[int],
+                                                                published: int, asked: int) -> None:
+    """On a node running any online pods (CPU requests) and offline pods (batch-cpu requests), a new online pod
+    asking for exactly the CPU the online pods leave is placed there; a new offline pod is placed only if its
+    batch-cpu fits in what is published minus what the offline pods already hold."""
+    from pumice.scheduler import run_session
+    from tests.builders import podgroup, queue
+
+    n1 = node("n1", cpu="16", memory="64Gi")
+    n1["status"]["allocatable"][BATCH_CPU] = str(published)
+    objs: list[dict[str, Any]] = [n1, queue("default", weight=1)]
+
+    def grouped(p: dict[str, Any], name: str, running: bool) -> None:
+        p["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = name
+        objs.append(podgroup(name, namespace="ns", phase="Running" if running else None))
+        if running:
+            p["spec"]["nodeName"] = "n1"
+            p["status"] = {"phase": "Running"}
+        objs.append(p)
+
+    for i, cpu in enumerate(online):
+        grouped(_online(f"on{i}", str(cpu), "1Gi"), f"on{i}", True)
+    for i, cpu in enumerate(offline):
+        grouped(_be(f"be{i}", cpu, 0), f"be{i}", True)
+    left = 16 - sum(online)
+    held = sum(offline)
+    if left > 0:
+        grouped(_online("new-online", str(left), "1Gi"), "new-online", False)
+    grouped(_be("new-offline", asked, 0), "new-offline", False)
+    binds = run_session(objs).binds
+    if left > 0:
+        assert binds.get("ns/new-online") == "n1"
+    fits = held + asked <= published
+    assert ("ns/new-offline" in binds) == fits

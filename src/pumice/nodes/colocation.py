@@ -349,6 +349,7 @@ class ColocationAgent:
         self._cleanup: set[str] = set()  # nodes that left oversubscription: batch resources to take back
         self._next: float | None = None  # the next sample
         self._quiet = 0  # samples in a row that changed nothing
+        self._looked = False  # asleep, and the next profile step looked for
 
     # --- driven by the kubelet ---------------------------------------------------------------------------------
 
@@ -371,8 +372,9 @@ class ColocationAgent:
             self._wake()
 
     def next_wakeup(self) -> float | None:
-        if self._next is None and self._nodes:
-            self._next = self._usage_change()
+        if self._next is None and self._nodes and not self._looked:
+            self._next = self._usage_change()  # asleep: until a usage profile steps
+            self._looked = True
         return self._next
 
     def sync(self) -> bool:
@@ -400,12 +402,14 @@ class ColocationAgent:
             changed |= c or w
         self._quiet = 0 if changed else self._quiet + 1
         self._next = now + self.period if self._nodes and self._quiet < HISTORY else None
+        self._looked = False
         return wrote
 
     # --- internals ---------------------------------------------------------------------------------------------
 
     def _wake(self) -> None:
         self._quiet = 0
+        self._looked = False
         if self._next is None:
             self._next = self.kubelet.clock.now()
 
