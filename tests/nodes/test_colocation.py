@@ -38,8 +38,9 @@ def _be(name: str, cpu: int, memory: int = GI, usage: str | None = None, **kw: A
     return pod(name, namespace="ns", annotations=ann, containers=[main], **kw)
 
 
-def _online(name: str, cpu: str, memory: str = "1Gi", usage: str | None = None, level: str = "HLS") -> dict[str, Any]:
-    ann = {QOS_LEVEL_ANNOTATION: level, **({USAGE_ANNOTATION: usage} if usage else {})}
+def _online(name: str, cpu: str, memory: str = "1Gi", usage: str | None = None,
+            level: str | None = "HLS") -> dict[str, Any]:
+    ann = {**({QOS_LEVEL_ANNOTATION: level} if level else {}), **({USAGE_ANNOTATION: usage} if usage else {})}
     return pod(name, namespace="ns", cpu=cpu, memory=memory, annotations=ann)
 
 
@@ -236,7 +237,7 @@ def test_online_pods_are_never_evicted_and_keep_their_requests(pods: list[tuple[
     online, offline = set(), set()
     for i, (is_online, size, usage) in enumerate(pods):
         if is_online:
-            p = _online(f"on{i}", str(size), "1Gi", usage=usage, level=("LC", "HLS", "LS", None)[i % 4] or "LS")
+            p = _online(f"on{i}", str(size), "1Gi", usage=usage, level=("LC", "HLS", "LS", None)[i % 4])
             online.add(f"on{i}")
         else:
             p = _be(f"be{i}", size * 1000, GI, usage=usage)
