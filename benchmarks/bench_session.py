@@ -7,7 +7,7 @@
 The whole-command table runs ``pumice schedule -f FILE -o json`` as a user would, on a JSON List
 written to a temporary file (5,000 nodes, 50,000 pending pods in 2,274 gangs of 8-36, about 22 MB):
 reading and validating the objects, the snapshot, the session and the output, with the command's
-wall time, CPU time and peak memory (its own process).
+wall time, CPU time and peak memory (its own process), run as installed (from its bytecode cache).
 
 Each row runs in its own process so that its peak memory is its own. Nodes: 32 CPU, 256Gi,
 8 GPUs. Pods: gang jobs of 8-64 pods (minMember = replicas) in four weighted queues, with pumice's
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -216,10 +217,13 @@ def run_command() -> dict[str, Any]:
         code = ("import sys\nfrom pumice.cli.main import app\nsys.argv = ['pumice'] + sys.argv[1:]\ntry:\n"
                 "    app()\nfinally:\n    print([line for line in open('/proc/self/status') "
                 "if line.startswith('VmHWM')][0].split()[1], file=sys.stderr)")
+        # as installed: from the bytecode cache (pip compiles it), written here before the clock runs
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        subprocess.run([sys.executable, "-c", "import pumice.cli.main, pumice.cli.schedule"], env=env, check=True)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         out = subprocess.run([sys.executable, "-c", code, "schedule", "-f", str(path), "-o", "json"],
-                             capture_output=True, text=True, check=True)
+                             capture_output=True, text=True, check=True, env=env)
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     placed = len(json.loads(out.stdout)["binds"])

@@ -197,3 +197,23 @@ def test_property_good_pods_are_bound_whatever_poison_is_interleaved(mix: list[t
         cluster.step()
         cluster.clock.advance_to(cluster.clock.now() + 1)
     assert all(_bound(cluster, good).values()), _bound(cluster, good)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(poisoned(), st.one_of(st.none(), st.just("node-b"), st.integers(), st.lists(st.text(max_size=3), max_size=1)),
+       st.sampled_from(["", "node-a"]))
+def test_property_a_version_after_one_that_passed_gets_the_verdict_of_a_fresh_check(
+        bad: dict[str, Any], node: Any, node_before: str) -> None:
+    """``problem(new, passed)`` skips the parts equal to those of the version that passed (a watch sends every
+    version anew): whatever changed — a bind to a node name of any type, or the spec poisoned — the verdict is
+    a fresh check's."""
+    before = {**pod("p"), "kind": "Pod"}
+    if node_before:
+        before["spec"]["nodeName"] = node_before
+    assert problem(before) is None
+    bound = copy.deepcopy(before)
+    bound["spec"]["nodeName"] = node
+    poisoned_version = {**copy.deepcopy(bad), "kind": "Pod"}
+    for after in (bound, poisoned_version):
+        fresh = problem(copy.deepcopy(after))
+        assert problem(after, before) == fresh

@@ -3,118 +3,245 @@
 Models are pydantic v2 classes whose attributes are the snake_case of the wire names;
 unknown fields are kept and written back. See :func:`load_file` / :func:`dump_yaml` for
 manifests and :func:`apply_defaults` for Volcano's API-side defaults.
+
+Names are imported on first use (PEP 562): a command that needs one kind does not pay for
+the import of every other.
 """
 
-from pumice.api.apiextensions import CustomResourceDefinition
-from pumice.api.apps import Deployment, ReplicaSet, StatefulSet
-from pumice.api.base import ApiModel, Int, Quantity, ResourceList, StrictBool
-from pumice.api.batch import (
-    Command,
-    CronJob,
-    DependsOn,
-    Job,
-    JobCondition,
-    JobSpec,
-    JobState,
-    JobStatus,
-    LifecyclePolicy,
-    PartitionPolicy,
-    TaskSpec,
-    TaskState,
-    VolumeSpec,
-)
-from pumice.api.batch_v1 import BatchJob
-from pumice.api.core import (
-    Affinity,
-    Container,
-    ContainerPort,
-    ContainerStatus,
-    Namespace,
-    NamespaceSpec,
-    NamespaceStatus,
-    Node,
-    NodeAddress,
-    NodeAffinity,
-    NodeCondition,
-    NodeSelector,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    NodeSpec,
-    NodeStatus,
-    Pod,
-    PodAffinity,
-    PodAffinityTerm,
-    PodAntiAffinity,
-    PodCondition,
-    PodSchedulingGate,
-    PodSpec,
-    PodStatus,
-    PodTemplateSpec,
-    PreferredSchedulingTerm,
-    ResourceQuota,
-    ResourceRequirements,
-    ServiceAccount,
-    Taint,
-    Toleration,
-    WeightedPodAffinityTerm,
-)
-from pumice.api.defaults import apply_defaults
-from pumice.api.errors import ManifestError, UnknownResourceError
-from pumice.api.flow import Flow, FlowDependsOn, JobFlow, JobFlowSpec, JobFlowStatus, JobTemplate, Probe
-from pumice.api.io import dump_json, dump_yaml, load_file, load_text
-from pumice.api.meta import (
-    Condition,
-    KubeObject,
-    LabelSelector,
-    LabelSelectorRequirement,
-    ObjectMeta,
-    OwnerReference,
-)
-from pumice.api.nodeinfo import Numatopology
-from pumice.api.quantity import (
-    QuantityError,
-    format_quantity,
-    int_value,
-    is_valid_quantity,
-    milli_value,
-    parse_quantity,
-)
-from pumice.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
-from pumice.api.registry import (
-    MODELS,
-    GenericObject,
-    kind_for_resource,
-    model_for,
-    model_for_resource,
-    parse_object,
-)
-from pumice.api.scheduling import (
-    Cluster,
-    Guarantee,
-    NetworkTopologySpec,
-    NodeGroupAffinity,
-    NodeGroupAntiAffinity,
-    PodGroup,
-    PodGroupCondition,
-    PodGroupSpec,
-    PodGroupStatus,
-    PriorityClass,
-    Queue,
-    QueueAffinity,
-    QueueSpec,
-    QueueStatus,
-    Reservation,
-    SubGroupPolicy,
-)
-from pumice.api.topology import (
-    ExactMatch,
-    HyperNode,
-    HyperNodeSpec,
-    HyperNodeStatus,
-    MemberSelector,
-    MemberSpec,
-    RegexMatch,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pumice.api.apiextensions import CustomResourceDefinition
+    from pumice.api.apps import Deployment, ReplicaSet, StatefulSet
+    from pumice.api.base import ApiModel, Int, Quantity, ResourceList, StrictBool
+    from pumice.api.batch import (
+        Command,
+        CronJob,
+        DependsOn,
+        Job,
+        JobCondition,
+        JobSpec,
+        JobState,
+        JobStatus,
+        LifecyclePolicy,
+        PartitionPolicy,
+        TaskSpec,
+        TaskState,
+        VolumeSpec,
+    )
+    from pumice.api.batch_v1 import BatchJob
+    from pumice.api.core import (
+        Affinity,
+        Container,
+        ContainerPort,
+        ContainerStatus,
+        Namespace,
+        NamespaceSpec,
+        NamespaceStatus,
+        Node,
+        NodeAddress,
+        NodeAffinity,
+        NodeCondition,
+        NodeSelector,
+        NodeSelectorRequirement,
+        NodeSelectorTerm,
+        NodeSpec,
+        NodeStatus,
+        Pod,
+        PodAffinity,
+        PodAffinityTerm,
+        PodAntiAffinity,
+        PodCondition,
+        PodSchedulingGate,
+        PodSpec,
+        PodStatus,
+        PodTemplateSpec,
+        PreferredSchedulingTerm,
+        ResourceQuota,
+        ResourceRequirements,
+        ServiceAccount,
+        Taint,
+        Toleration,
+        WeightedPodAffinityTerm,
+    )
+    from pumice.api.defaults import apply_defaults
+    from pumice.api.errors import ManifestError, UnknownResourceError
+    from pumice.api.flow import Flow, FlowDependsOn, JobFlow, JobFlowSpec, JobFlowStatus, JobTemplate, Probe
+    from pumice.api.io import dump_json, dump_yaml, load_file, load_text
+    from pumice.api.meta import (
+        Condition,
+        KubeObject,
+        LabelSelector,
+        LabelSelectorRequirement,
+        ObjectMeta,
+        OwnerReference,
+    )
+    from pumice.api.nodeinfo import Numatopology
+    from pumice.api.quantity import (
+        QuantityError,
+        format_quantity,
+        int_value,
+        is_valid_quantity,
+        milli_value,
+        parse_quantity,
+    )
+    from pumice.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
+    from pumice.api.registry import (
+        MODELS,
+        GenericObject,
+        kind_for_resource,
+        model_for,
+        model_for_resource,
+        parse_object,
+    )
+    from pumice.api.scheduling import (
+        Cluster,
+        Guarantee,
+        NetworkTopologySpec,
+        NodeGroupAffinity,
+        NodeGroupAntiAffinity,
+        PodGroup,
+        PodGroupCondition,
+        PodGroupSpec,
+        PodGroupStatus,
+        PriorityClass,
+        Queue,
+        QueueAffinity,
+        QueueSpec,
+        QueueStatus,
+        Reservation,
+        SubGroupPolicy,
+    )
+    from pumice.api.topology import (
+        ExactMatch,
+        HyperNode,
+        HyperNodeSpec,
+        HyperNodeStatus,
+        MemberSelector,
+        MemberSpec,
+        RegexMatch,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "CustomResourceDefinition": "pumice.api.apiextensions",
+    "Deployment": "pumice.api.apps",
+    "ReplicaSet": "pumice.api.apps",
+    "StatefulSet": "pumice.api.apps",
+    "ApiModel": "pumice.api.base",
+    "Int": "pumice.api.base",
+    "Quantity": "pumice.api.base",
+    "ResourceList": "pumice.api.base",
+    "StrictBool": "pumice.api.base",
+    "Command": "pumice.api.batch",
+    "CronJob": "pumice.api.batch",
+    "DependsOn": "pumice.api.batch",
+    "Job": "pumice.api.batch",
+    "JobCondition": "pumice.api.batch",
+    "JobSpec": "pumice.api.batch",
+    "JobState": "pumice.api.batch",
+    "JobStatus": "pumice.api.batch",
+    "LifecyclePolicy": "pumice.api.batch",
+    "PartitionPolicy": "pumice.api.batch",
+    "TaskSpec": "pumice.api.batch",
+    "TaskState": "pumice.api.batch",
+    "VolumeSpec": "pumice.api.batch",
+    "BatchJob": "pumice.api.batch_v1",
+    "Affinity": "pumice.api.core",
+    "Container": "pumice.api.core",
+    "ContainerPort": "pumice.api.core",
+    "ContainerStatus": "pumice.api.core",
+    "Namespace": "pumice.api.core",
+    "NamespaceSpec": "pumice.api.core",
+    "NamespaceStatus": "pumice.api.core",
+    "Node": "pumice.api.core",
+    "NodeAddress": "pumice.api.core",
+    "NodeAffinity": "pumice.api.core",
+    "NodeCondition": "pumice.api.core",
+    "NodeSelector": "pumice.api.core",
+    "NodeSelectorRequirement": "pumice.api.core",
+    "NodeSelectorTerm": "pumice.api.core",
+    "NodeSpec": "pumice.api.core",
+    "NodeStatus": "pumice.api.core",
+    "Pod": "pumice.api.core",
+    "PodAffinity": "pumice.api.core",
+    "PodAffinityTerm": "pumice.api.core",
+    "PodAntiAffinity": "pumice.api.core",
+    "PodCondition": "pumice.api.core",
+    "PodSchedulingGate": "pumice.api.core",
+    "PodSpec": "pumice.api.core",
+    "PodStatus": "pumice.api.core",
+    "PodTemplateSpec": "pumice.api.core",
+    "PreferredSchedulingTerm": "pumice.api.core",
+    "ResourceQuota": "pumice.api.core",
+    "ResourceRequirements": "pumice.api.core",
+    "ServiceAccount": "pumice.api.core",
+    "Taint": "pumice.api.core",
+    "Toleration": "pumice.api.core",
+    "WeightedPodAffinityTerm": "pumice.api.core",
+    "apply_defaults": "pumice.api.defaults",
+    "ManifestError": "pumice.api.errors",
+    "UnknownResourceError": "pumice.api.errors",
+    "Flow": "pumice.api.flow",
+    "FlowDependsOn": "pumice.api.flow",
+    "JobFlow": "pumice.api.flow",
+    "JobFlowSpec": "pumice.api.flow",
+    "JobFlowStatus": "pumice.api.flow",
+    "JobTemplate": "pumice.api.flow",
+    "Probe": "pumice.api.flow",
+    "dump_json": "pumice.api.io",
+    "dump_yaml": "pumice.api.io",
+    "load_file": "pumice.api.io",
+    "load_text": "pumice.api.io",
+    "Condition": "pumice.api.meta",
+    "KubeObject": "pumice.api.meta",
+    "LabelSelector": "pumice.api.meta",
+    "LabelSelectorRequirement": "pumice.api.meta",
+    "ObjectMeta": "pumice.api.meta",
+    "OwnerReference": "pumice.api.meta",
+    "Numatopology": "pumice.api.nodeinfo",
+    "QuantityError": "pumice.api.quantity",
+    "format_quantity": "pumice.api.quantity",
+    "int_value": "pumice.api.quantity",
+    "is_valid_quantity": "pumice.api.quantity",
+    "milli_value": "pumice.api.quantity",
+    "parse_quantity": "pumice.api.quantity",
+    "ClusterRole": "pumice.api.rbac",
+    "ClusterRoleBinding": "pumice.api.rbac",
+    "Role": "pumice.api.rbac",
+    "RoleBinding": "pumice.api.rbac",
+    "MODELS": "pumice.api.registry",
+    "GenericObject": "pumice.api.registry",
+    "kind_for_resource": "pumice.api.registry",
+    "model_for": "pumice.api.registry",
+    "model_for_resource": "pumice.api.registry",
+    "parse_object": "pumice.api.registry",
+    "Cluster": "pumice.api.scheduling",
+    "Guarantee": "pumice.api.scheduling",
+    "NetworkTopologySpec": "pumice.api.scheduling",
+    "NodeGroupAffinity": "pumice.api.scheduling",
+    "NodeGroupAntiAffinity": "pumice.api.scheduling",
+    "PodGroup": "pumice.api.scheduling",
+    "PodGroupCondition": "pumice.api.scheduling",
+    "PodGroupSpec": "pumice.api.scheduling",
+    "PodGroupStatus": "pumice.api.scheduling",
+    "PriorityClass": "pumice.api.scheduling",
+    "Queue": "pumice.api.scheduling",
+    "QueueAffinity": "pumice.api.scheduling",
+    "QueueSpec": "pumice.api.scheduling",
+    "QueueStatus": "pumice.api.scheduling",
+    "Reservation": "pumice.api.scheduling",
+    "SubGroupPolicy": "pumice.api.scheduling",
+    "ExactMatch": "pumice.api.topology",
+    "HyperNode": "pumice.api.topology",
+    "HyperNodeSpec": "pumice.api.topology",
+    "HyperNodeStatus": "pumice.api.topology",
+    "MemberSelector": "pumice.api.topology",
+    "MemberSpec": "pumice.api.topology",
+    "RegexMatch": "pumice.api.topology",
+}
 
 __all__ = [
     "MODELS",
@@ -233,3 +360,18 @@ __all__ = [
     "parse_object",
     "parse_quantity",
 ]
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above, and no catch-all
+
+    def __getattr__(name: str) -> Any:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from pumice.api.sizes import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_OBJECT_BYTES, format_bytes
+
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_OBJECT_BYTES",
@@ -61,10 +63,6 @@ __all__ = [
     "yaml_documents",
 ]
 
-#: Kubernetes' limit on a request body (``MaxRequestBodyBytes``, 3 MiB), and so on one object.
-DEFAULT_MAX_OBJECT_BYTES = 3 * 1024 * 1024
-#: Default limit on one manifest file (or stdin) read by the CLI.
-DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Deepest nesting of objects/arrays accepted anywhere (the top-level object is level 1).
 MAX_DEPTH = 100
 
@@ -89,14 +87,6 @@ class TooDeep(InputError):
 
 class ExcessiveAliasing(InputError):
     """A YAML document made mostly of alias expansions (billion laughs), or an alias cycle."""
-
-
-def format_bytes(count: int) -> str:
-    """``3145728`` -> ``3 MiB``; ``1000`` -> ``1000 bytes``."""
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if count >= size and count % size == 0:
-            return f"{count // size} {unit}"
-    return f"{count} bytes"
 
 
 # --------------------------------------------------------------------------------------------- file size

@@ -1,18 +1,16 @@
-"""Store resource names (``plural.group``, as Kubernetes names them) of the kinds pumice acts on, in one place."""
+"""Store resource names (``plural.group``, as Kubernetes names them) of the kinds pumice acts on, in one place.
+
+The names are written out rather than derived from the models, so that a component that only needs a
+name (the scheduler's informers) does not import every model; ``tests/api/test_resources.py`` checks
+each against :func:`resource_of` of its model.
+"""
 
 from __future__ import annotations
 
-from pumice.api.apiextensions import CustomResourceDefinition
-from pumice.api.apps import Deployment, ReplicaSet, StatefulSet
-from pumice.api.batch import Command, CronJob, Job
-from pumice.api.batch_v1 import BatchJob
-from pumice.api.core import ResourceQuota
-from pumice.api.flow import JobFlow, JobTemplate
-from pumice.api.meta import KubeObject
-from pumice.api.nodeinfo import Numatopology
-from pumice.api.policy import PodDisruptionBudget
-from pumice.api.scheduling import PodGroup, PriorityClass, Queue
-from pumice.api.topology import HyperNode
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pumice.api.meta import KubeObject
 
 __all__ = [
     "BATCH_JOBS",
@@ -42,20 +40,20 @@ def resource_of(model: type[KubeObject]) -> str:
     return f"{model.PLURAL}.{group}" if group else model.PLURAL
 
 
-JOBS = resource_of(Job)
-PODGROUPS = resource_of(PodGroup)
-QUEUES = resource_of(Queue)
-HYPERNODES = resource_of(HyperNode)
-COMMANDS = resource_of(Command)
-CRONJOBS = resource_of(CronJob)
-NUMATOPOLOGIES = resource_of(Numatopology)
-DEPLOYMENTS = resource_of(Deployment)
-REPLICASETS = resource_of(ReplicaSet)
-STATEFULSETS = resource_of(StatefulSet)
-BATCH_JOBS = resource_of(BatchJob)
-RESOURCEQUOTAS = resource_of(ResourceQuota)
-PRIORITYCLASSES = resource_of(PriorityClass)
-CRDS = resource_of(CustomResourceDefinition)
-JOBFLOWS = resource_of(JobFlow)
-JOBTEMPLATES = resource_of(JobTemplate)
-PODDISRUPTIONBUDGETS = resource_of(PodDisruptionBudget)
+BATCH_JOBS = "jobs.batch"
+COMMANDS = "commands.bus.volcano.sh"
+CRDS = "customresourcedefinitions.apiextensions.k8s.io"
+CRONJOBS = "cronjobs.batch.volcano.sh"
+DEPLOYMENTS = "deployments.apps"
+HYPERNODES = "hypernodes.topology.volcano.sh"
+JOBFLOWS = "jobflows.flow.volcano.sh"
+JOBS = "jobs.batch.volcano.sh"
+JOBTEMPLATES = "jobtemplates.flow.volcano.sh"
+NUMATOPOLOGIES = "numatopologies.nodeinfo.volcano.sh"
+PODDISRUPTIONBUDGETS = "poddisruptionbudgets.policy"
+PODGROUPS = "podgroups.scheduling.volcano.sh"
+PRIORITYCLASSES = "priorityclasses.scheduling.k8s.io"
+QUEUES = "queues.scheduling.volcano.sh"
+REPLICASETS = "replicasets.apps"
+RESOURCEQUOTAS = "resourcequotas"
+STATEFULSETS = "statefulsets.apps"

@@ -78,15 +78,21 @@ def screened(store: object) -> bool:
     return bool(getattr(store, "screened", True))
 
 
-def problem(obj: Mapping[str, Any]) -> str | None:
+def problem(obj: Mapping[str, Any], passed: Mapping[str, Any] | None = None) -> str | None:
     """The first field of ``obj`` the components cannot read (``"spec.priority: expected an integer, got
-    "high""``), or None. Kinds the components do not read are always fine."""
+    "high""``), or None. Kinds the components do not read are always fine.
+
+    ``passed``: an earlier version of the same object that passed this check. Parts of ``obj`` equal to
+    its parts (the spec, labels and annotations: a bind or a status write changes none of them) are not
+    checked again — comparing is far cheaper than checking, and a watch decodes every version anew."""
     hit = _memo.get(id(obj))  # first: most calls are for an object some other component checked already
     if hit is not None and hit[0] is obj:
         return hit[1]
     checker = _CHECKERS.get(obj.get("kind")) if type(obj) is dict or isinstance(obj, Mapping) else None
     if checker is None:
         return None
+    if passed is not None:
+        _known_parts(obj, passed)
     try:
         checker(obj)
         verdict = None
@@ -94,6 +100,29 @@ def problem(obj: Mapping[str, Any]) -> str | None:
         verdict = str(bad)
     _remember(_memo, obj, verdict)
     return verdict
+
+
+def _known_parts(obj: Mapping[str, Any], passed: Mapping[str, Any]) -> None:
+    """Remember as fine the parts of ``obj`` equal to those of ``passed`` (which passed)."""
+    spec, before = obj.get("spec"), passed.get("spec")
+    if type(spec) is dict and type(before) is dict and spec is not before and _same_spec(spec, before):
+        _remember(_parts, spec, None)
+    meta, old = obj.get("metadata"), passed.get("metadata")
+    if type(meta) is dict and type(old) is dict:
+        for key in ("labels", "annotations"):
+            value = meta.get(key)
+            if type(value) is dict and value is not old.get(key) and value == old.get(key):
+                _remember(_parts, value, None)
+
+
+def _same_spec(spec: dict[str, Any], before: dict[str, Any]) -> bool:
+    """Equal specs, or equal but for a ``nodeName`` (a string) set since: a bind."""
+    if spec == before:
+        return True
+    node = spec.get("nodeName")
+    if type(node) is not str or node == before.get("nodeName"):
+        return False
+    return {k: v for k, v in spec.items() if k != "nodeName"} == {k: v for k, v in before.items() if k != "nodeName"}
 
 
 # ----------------------------------------------------------------------------------------------- helpers

@@ -1,6 +1,6 @@
 """``--max-file-size``: the limit on one manifest file (or stdin) that every reading command takes.
 
-The default is :data:`pumice.api.reader.DEFAULT_MAX_FILE_BYTES` (64 MiB); a command runs its reading
+The default is :data:`pumice.api.sizes.DEFAULT_MAX_FILE_BYTES` (64 MiB); a command runs its reading
 inside :func:`pumice.api.reader.file_size_limit` with the value given.
 """
 
@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from pumice.api.quantity import QuantityError, int_value
-from pumice.api.reader import DEFAULT_MAX_FILE_BYTES, format_bytes
+from pumice.api.sizes import DEFAULT_MAX_FILE_BYTES, format_bytes
 
 __all__ = ["MaxFileSize", "parse_size"]
 

@@ -9,24 +9,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pumice.cli import admission as admission_cmd
-from pumice.cli import crds as crds_cmd
-from pumice.cli import describe as describe_cmd
-from pumice.cli import federation as federation_cmd
-from pumice.cli import flows as flows_cmd
-from pumice.cli import jobs as jobs_cmd
-from pumice.cli import kubectl as kubectl_cmd
-from pumice.cli import pods as pods_cmd
-from pumice.cli import queues as queues_cmd
-from pumice.cli import run as run_cmd
-from pumice.cli import schedule as schedule_cmd
-from pumice.cli import sim as sim_cmd
-from pumice.cli import up as up_cmd
-from pumice.cli import validate
+from pumice.cli.lazy import LazyGroup
 from pumice.cli.limits import MaxFileSize
 
 app = typer.Typer(
     name="pumice",
+    cls=LazyGroup,
     help="A Volcano-compatible batch scheduler: the same policy code live and offline.",
     no_args_is_help=True,
     add_completion=False,
@@ -59,10 +47,12 @@ def schedule(
 ) -> None:
     """Run exactly one scheduling session on the objects in FILE and print its decisions."""
     from pumice.api.reader import file_size_limit
+    from pumice.cli import schedule as schedule_cmd
+    from pumice.gctune import few_collections
 
     console = Console()
     try:
-        with file_size_limit(max_file_size):
+        with file_size_limit(max_file_size), few_collections():
             text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology, show_predicates)
     except schedule_cmd.UsageError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -71,24 +61,7 @@ def schedule(
         sys.stdout.write(text + "\n")
 
 
-# Further commands live in their own modules and are registered here, one line each.
-app.add_typer(jobs_cmd.app, name="job")
-app.add_typer(queues_cmd.app, name="queue")
-app.add_typer(pods_cmd.app, name="pod")
-app.add_typer(flows_cmd.jobflow_app, name="jobflow")
-app.add_typer(flows_cmd.jobtemplate_app, name="jobtemplate")
-app.add_typer(describe_cmd.app, name="describe")
-app.add_typer(federation_cmd.app, name="federation")
-app.command("apply")(kubectl_cmd.apply)
-app.command("get")(kubectl_cmd.get)
-app.command("delete")(kubectl_cmd.delete)
-app.command("validate")(validate.validate)
-app.command("sim")(sim_cmd.sim)
-app.command("up")(up_cmd.up)
-app.command("crds")(crds_cmd.crds)
-app.add_typer(admission_cmd.app, name="admission")
-app.command("down")(up_cmd.down)
-app.command("run")(run_cmd.run)
+# Further commands live in their own modules, listed in pumice.cli.lazy and imported when they run.
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pumice.gctune import few_collections
 from pumice.scheduler.conf import ConfError, SchedulerConf, default_conf, parse_conf
 from pumice.scheduler.framework import predicate_status
 from pumice.scheduler.framework.session import Session
@@ -67,7 +68,10 @@ def run_session(
     final), so that a caller can send it at once, as Volcano dispatches binds on commit.
     """
     conf = conf or default_conf()
-    state = objects if isinstance(objects, ClusterState) else build_cluster_state(objects)
+    if not isinstance(objects, ClusterState):
+        with few_collections():
+            objects = build_cluster_state(objects)
+    state = objects
     # A session allocates many small, long-lived objects and frees few: the cyclic collector's
     # passes over them would be pure overhead (about a fifth of a large session).
     gc_was_enabled = gc.isenabled()

@@ -94,8 +94,10 @@ class LiveCache:
         if kind not in self.objects:
             return
         key = _key(obj)
+        store = self.objects[kind]
+        old = store.get(key)  # the last version that passed the screen
         if event != "DELETED" and self.screen:
-            wrong = wellformed.problem(obj)
+            wrong = wellformed.problem(obj, old)
             if wrong is not None:  # skipped: the last readable version (if any) stays
                 if self.rejected.get((kind, key)) != wrong:
                     self.rejected[(kind, key)] = wrong
@@ -106,8 +108,6 @@ class LiveCache:
                 self.rejected.pop((kind, key), None)
         elif self.rejected:
             self.rejected.pop((kind, key), None)
-        store = self.objects[kind]
-        old = store.get(key)
         if event == "DELETED":
             store.pop(key, None)
         else:

@@ -7,16 +7,16 @@ timeout, a due scheduling cycle — so simulated hours of nothing cost nothing.
 from __future__ import annotations
 
 import contextlib
-import gc
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pumice.clock import VirtualClock
+from pumice.gctune import few_collections
 from pumice.runtime import Cluster
 from pumice.runtime.schedconf import live_default_conf
 from pumice.scheduler import ConfError, SchedulerConf, load_conf
@@ -123,22 +123,9 @@ def _gc(cluster: Cluster, rec: Recorder) -> None:
                 cluster.store.delete("podgroups.scheduling.volcano.sh", prec.namespace, job.name, copy=False)
 
 
-@contextlib.contextmanager
-def _few_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector rarely: a simulation keeps every object it stores (they are
-    not garbage), and the default thresholds would scan them over and over (about a tenth of a run).
-    Sessions leave next to no cyclic garbage (``Session.dispose``), so this costs no memory."""
-    before = gc.get_threshold()
-    gc.set_threshold(50_000, 50, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
 def run_scenario(scenario: Scenario, progress: Callable[[float], None] | None = None) -> SimResult:
     """Simulate ``scenario`` until its ``until`` (or until nothing is left to happen)."""
-    with _few_collections():
+    with few_collections():
         return _run(scenario, progress)
 
 

@@ -1,0 +1,52 @@
+"""Every command is listed and runs, while each start imports only the command it runs (pumice.cli.lazy)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pumice.cli.lazy import COMMANDS, load_command
+from pumice.cli.main import app
+
+#: Libraries only some commands use: the server, the Kubernetes client, plots, the webhooks' TLS.
+HEAVY = ("aiohttp", "starlette", "uvicorn", "kubernetes", "matplotlib", "cryptography", "pumice.sim",
+         "pumice.server", "pumice.store.kube")
+
+
+def test_help_lists_every_command_with_its_summary() -> None:
+    result = CliRunner().invoke(app, ["--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for name in ["schedule", *COMMANDS]:
+        line = next((line for line in result.stdout.splitlines() if line.strip("│ ").startswith(name + " ")), None)
+        assert line is not None, f"{name} not listed"
+        assert line.strip("│ ")[len(name):].strip(), f"{name} has no summary"
+
+
+def test_each_lazy_command_builds_with_its_options() -> None:
+    for name in COMMANDS:
+        command = load_command(name)
+        assert command.name == name
+        result = CliRunner().invoke(app, [name, "--help"])
+        assert result.exit_code == 0, (name, result.stdout)
+        assert "Usage" in result.stdout
+
+
+def test_a_dry_run_imports_neither_the_server_nor_the_kubernetes_client(tmp_path: Path) -> None:
+    manifest = tmp_path / "cluster.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n"
+        "  allocatable: {cpu: '8', memory: 16Gi, pods: '110'}\n"
+        "  conditions: [{type: Ready, status: 'True'}]\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
+        "spec: {schedulerName: volcano, containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]}\n")
+    code = ("import sys, json\nfrom pumice.cli.main import app\nsys.argv = ['pumice', 'schedule', '-f', sys.argv[1], "
+            "'-o', 'json']\ntry:\n    app()\nexcept SystemExit:\n    pass\nprint(json.dumps(sorted(m for m in "
+            f"sys.modules if m.startswith({HEAVY!r}))), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, str(manifest)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "binds" in json.loads(done.stdout)  # the session ran and printed its decisions
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
