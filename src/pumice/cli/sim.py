@@ -79,6 +79,7 @@ def render_table(console: Console, rows: list[dict[str, Any]], summary: dict[str
         if (cap["memory_gib"] if dim == "memory" else cap[dim]) > 0:
             t.add_row(f"{dim.upper() if dim != 'memory' else 'memory'} allocated (mean / peak)",
                       f"{_pct(c[f'{dim}_util_mean'])} / {_pct(c[f'{dim}_util_peak'])}")
+    t.add_row("CPU / memory used (measured, mean)", f"{_pct(c['cpu_used_mean'])} / {_pct(c['memory_used_mean'])}")
     t.add_row(f"unallocated fragments ({c['primary_resource']}, mean / end)",
               f"{_pct(c['fragmentation_mean'])} / {_pct(c['fragmentation_end'])}")
     t.add_row("simulated", f"{format_seconds(c['end'])} in {c['wall_seconds']:.2f}s wall, "

@@ -32,6 +32,7 @@ from pumice.store import (
     WatchEvent,
 )
 
+from .colocation import ColocationAgent
 from .cpumanager import CpuManager
 from .duration import exit_code, pod_duration
 from .meter import UsageMeter
@@ -119,6 +120,8 @@ class SimulatedKubelet:
         self._stamp: tuple[float, str] = (math.nan, "")  # the last (time, RFC 3339 text) written
         #: what the running pods really use, per node (their ``pumice.io/usage`` profiles): its node metrics
         self.usage = UsageMeter()
+        #: Volcano's agent on the nodes labelled ``volcano.sh/oversubscription=true`` (``pumice.nodes.colocation``)
+        self.colocation = ColocationAgent(self)
         self._node_watch = self._watch("nodes")
         self._pod_watch = self._watch("pods")
 
@@ -134,6 +137,14 @@ class SimulatedKubelet:
         if node is not None:
             return sorted(self._by_node.get(node, ()))
         return sorted(self._running)
+
+    def node(self, name: str) -> dict[str, Any] | None:
+        """The simulated node ``name`` as last seen (read-only), or None."""
+        return self._nodes.get(name)
+
+    def running_pods(self, node: str) -> list[dict[str, Any]]:
+        """The pods running on ``node`` as last seen (read-only), in name order."""
+        return [self._running[k].pod for k in sorted(self._by_node.get(node, ()))]
 
     def gpu_used(self, node: str) -> dict[int, float]:
         """GPU index -> what the pods running on ``node`` hold of it (milli, or MiB for gpushare)."""
@@ -160,7 +171,7 @@ class SimulatedKubelet:
     def sync(self) -> bool:
         """Apply store events and fire due timers until quiet; True if anything was written."""
         if self._idle():
-            return False
+            return self.colocation.sync()
         wrote = False
         while True:
             acted = False
@@ -184,7 +195,9 @@ class SimulatedKubelet:
             if timers and timers[0][0] <= self.clock.now():
                 acted |= self._fire_due()
             if not acted:
-                return self.cpus.flush() or wrote
+                published = self.cpus.flush()  # both run: neither may be skipped by the other's answer
+                synced = self.colocation.sync()
+                return published or synced or wrote
             wrote = True
 
     def _idle(self) -> bool:
@@ -197,13 +210,14 @@ class SimulatedKubelet:
     def next_wakeup(self) -> float | None:
         """The virtual time of the next pod completion, or ``None``."""
         timers = self._timers
+        agent = self.colocation.next_wakeup()
         while timers:
             t, _, key, uid = timers[0]
             run = self._running.get(key)
             if run is not None and run.uid == uid and run.end == t:
-                return t
+                return t if agent is None else min(t, agent)
             heapq.heappop(timers)
-        return None
+        return agent
 
     def drain(self, node: str) -> int:
         """``kubectl drain``: mark the node unschedulable and evict its pods; returns how many were evicted."""
@@ -294,6 +308,7 @@ class SimulatedKubelet:
                 self.cpus.forget_node(name)
             return False
         self._foreign.discard(name)
+        self.colocation.node(name, None if ev.type == "DELETED" else node)
         if ev.type == "DELETED":
             self._nodes.pop(name, None)
             self.cpus.node_changed(name, None)
@@ -377,6 +392,7 @@ class SimulatedKubelet:
         self._running[key] = _Running(uid, node, pod, end, claim)
         self.usage.start(key, node, pod, start, now)
         self._by_node.setdefault(node, set()).add(key)
+        self.colocation.touch(node)
         if claim:
             used = self._gpu_used.setdefault(node, {})
             for g, amount in claim:
@@ -420,6 +436,7 @@ class SimulatedKubelet:
             pods = self._by_node.get(run.node)
             if pods is not None:
                 pods.discard(key)
+            self.colocation.touch(run.node)
             used = self._gpu_used.get(run.node)
             for g, amount in run.gpus:
                 if used is not None:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .engine import SimResult
+from .measured import used_seconds
 from .recorder import DIMS, JobRecord, Recorder
 
 __all__ = ["job_rows", "queue_share_series", "summarize", "utilization_series"]
@@ -157,6 +158,9 @@ def summarize(result: SimResult, rows: list[dict[str, Any]] | None = None) -> di
         col = util[:, i] if len(util) else np.zeros(0)
         cluster[f"{dim}_util_mean"] = _r(_time_mean(t_util, col, end))
         cluster[f"{dim}_util_peak"] = _r(float(col.max()) if len(col) else 0.0)
+    used_cpu, used_memory = used_seconds(rec.pods.values(), end)  # measured (usage profiles), not requested
+    cluster["cpu_used_mean"] = _r(used_cpu / (cap[0] * end) if cap[0] > 0 and end > 0 else 0.0)
+    cluster["memory_used_mean"] = _r(used_memory / (cap[1] * end) if cap[1] > 0 and end > 0 else 0.0)
     if result.errors:
         cluster["errors"] = result.errors
     return {"queues": queues, "cluster": cluster}

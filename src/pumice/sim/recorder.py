@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,7 +21,11 @@ from pumice.api.resources import JOBS, PODGROUPS
 from pumice.clock import Clock
 from pumice.store import Gone, Store, Watch, WatchEvent
 
+from .measured import pod_usage_shape
 from .nodegen import GPU_MILLI, GPU_RESOURCE
+
+if TYPE_CHECKING:
+    from pumice.nodes.usage import UsageProfile
 
 __all__ = ["DIMS", "JobRecord", "PodRecord", "Recorder", "node_vector", "pod_vector"]
 
@@ -78,6 +82,8 @@ class PodRecord:
     phase: str = "Pending"
     queue: str = "default"
     deleted: float | None = None
+    #: (usage profile, cpu milli, memory bytes it is relative to): what the pod really uses while it runs
+    usage: tuple[UsageProfile, int, int] | None = None
 
 
 @dataclass
@@ -289,7 +295,7 @@ class Recorder:
             job = self._job_of(pod, ns, name)
             if job.submitted is None:
                 job.submitted = t
-            rec = PodRecord(ns, name, job.key, pod_vector(pod), t, queue=job.queue)
+            rec = PodRecord(ns, name, job.key, pod_vector(pod), t, queue=job.queue, usage=pod_usage_shape(pod))
             job.pods.append(uid)
             self.pods[uid] = rec
             self.latest[f"{ns}/{name}"] = uid
