@@ -38,7 +38,7 @@ def default_cronjob(obj: Obj) -> None:
 def validate_cronjob(obj: Obj) -> None:
     spec = obj.get("spec") or {}
     if not isinstance(spec, dict):
-        raise Denied("spec: Invalid value: must be an object")
+        raise Denied("validatecronjob.volcano.sh", "spec: Invalid value: must be an object")
     name = str((obj.get("metadata") or {}).get("name") or "")
     problems: list[str] = []
     if not isinstance(spec.get("jobTemplate"), dict):

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from pumice.api.arguments import Arguments
+from pumice.api.numa import qos_class
 from pumice.api.quantity import QuantityError, int_value, milli_value
 from pumice.node_metrics import FRESHNESS, NodeUsage
 from pumice.scheduler.framework.plugin import Plugin
@@ -48,7 +49,6 @@ from pumice.scheduler.framework.predicate_status import UNRESOLVABLE
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.view import NodeView
 from pumice.scheduler.model import MemoSlot, NodeTable, TaskInfo, TaskStatus
-from pumice.scheduler.plugins.rescheduling import qos_class
 from pumice.scheduler.resources import CPU, MEMORY
 from pumice.scheduler.snapshot import parse_time
 
