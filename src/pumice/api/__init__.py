@@ -10,8 +10,9 @@ the import of every other.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pumice.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from pumice.api.apiextensions import CustomResourceDefinition
@@ -363,15 +364,4 @@ __all__ = [
 
 
 if not TYPE_CHECKING:  # type checkers see the imports above, and no catch-all
-
-    def __getattr__(name: str) -> Any:
-        module = _EXPORTS.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
