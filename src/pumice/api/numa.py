@@ -123,6 +123,8 @@ class CpuTopology:
     _by_numa: dict[int, frozenset[int]] = field(init=False)
     _by_socket: dict[int, frozenset[int]] = field(init=False)
     _by_core: dict[tuple[int, int], frozenset[int]] = field(init=False)
+    #: socket -> its cores' keys in order
+    _cores_of: dict[int, tuple[tuple[int, int], ...]] = field(init=False)
 
     def __post_init__(self) -> None:
         by_numa: dict[int, set[int]] = {}
@@ -137,6 +139,10 @@ class CpuTopology:
         object.__setattr__(self, "_by_numa", {k: frozenset(v) for k, v in by_numa.items()})
         object.__setattr__(self, "_by_socket", {k: frozenset(v) for k, v in by_socket.items()})
         object.__setattr__(self, "_by_core", {k: frozenset(v) for k, v in by_core.items()})
+        cores_of: dict[int, list[tuple[int, int]]] = {}
+        for k in sorted(by_core):
+            cores_of.setdefault(k[0], []).append(k)
+        object.__setattr__(self, "_cores_of", {k: tuple(v) for k, v in cores_of.items()})
 
     @classmethod
     def from_spec(cls, cpu_detail: Mapping[str, Mapping[str, Any]]) -> CpuTopology:
@@ -180,7 +186,7 @@ class CpuTopology:
         if n - len(result) >= per_core:
             # sockets with fewer free cores first (pack), then by id
             def free_cores(s: int) -> list[tuple[int, int]]:
-                return [k for k in sorted(self._by_core) if k[0] == s and self._by_core[k] <= free]
+                return [k for k in self._cores_of.get(s, ()) if self._by_core[k] <= free]
             order = sorted(self._by_socket, key=lambda s: (len(free_cores(s)), s))
             for s in order:
                 for k in free_cores(s):

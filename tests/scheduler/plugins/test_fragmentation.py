@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
+import copy
+import random
+from typing import Any
 
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pumice.scheduler.framework.view import NodeView
 from pumice.scheduler.gpus import GPU_INDEX
 from pumice.scheduler.plugins.fragmentation import expected_fragment
 from tests.builders import node, pod, podgroup, queue
@@ -36,13 +44,64 @@ def test_a_share_fills_the_half_used_gpu_not_the_idle_one() -> None:
     assert decide(cluster(), "deviceshare", "nodeorder").binds == {"default/new": "idle"}
 
 
-def test_scores_are_normalized_over_the_candidates() -> None:
+def test_scores_are_on_a_fixed_scale_and_a_node_s_own() -> None:
     ssn = session(cluster(), "deviceshare", "fragmentation")
     plugin = ssn.plugins["fragmentation"]
-    scores = plugin.batch_score(task(ssn, "new"), np.array([0, 1, 2]))  # type: ignore[attr-defined]
+    new = task(ssn, "new")
+    scores = plugin.dynamic_score(new, NodeView.of(ssn.nodes))  # type: ignore[attr-defined]
     assert scores is not None
-    assert scores.tolist()[1] == 100.0  # "half": the least increase
-    assert min(scores.tolist()) == 0.0
+    names = ssn.nodes.names
+    assert names[int(np.argmax(scores))] == "half"  # the least increase
+    # "big" (its fourth GPU idle, three held whole): a share there makes that GPU partly used,
+    # which the whole-GPU pods of the mix cannot use: it scores below 50 (the fragment rises)
+    assert scores[names.index("big")] < 50.0 < scores[names.index("half")]
+    # a node's score is its own: the same on any subset of the nodes
+    for j in range(len(names)):
+        alone = plugin.dynamic_score(new, NodeView.of(ssn.nodes, np.array([j])))  # type: ignore[attr-defined]
+        assert alone.tolist() == [scores[j]]
+
+
+def _gpu_cluster(rng: random.Random) -> list[dict[str, Any]]:
+    objs: list[dict[str, Any]] = [queue("default")]
+    n = rng.randint(2, 6)
+    for i in range(n):
+        objs.append(gpu_node(f"n{i}", rng.choice([1, 2, 4, 8]), cpu=str(rng.choice([8, 16, 64]))))
+    for j in range(rng.randint(0, 6)):  # running shares on some GPUs
+        i = rng.randrange(n)
+        gpus = int(objs[1 + i]["status"]["allocatable"]["nvidia.com/gpu"])
+        objs += running(f"r{j}", f"n{i}", rng.randrange(gpus), milli=rng.choice([100, 250, 500]))
+    for g in range(rng.randint(1, 5)):
+        replicas = rng.randint(1, 6)
+        objs.append(podgroup(f"g{g}", queue="default", phase="Inqueue", min_member=replicas))
+        whole = rng.random() < 0.5
+        milli = rng.choice([200, 300, 500, 700])
+        gpus = rng.choice([1, 2])
+        for k in range(replicas):
+            if whole:
+                objs.append(pod(f"g{g}-{k}", group=f"g{g}", cpu="1", gpus=gpus))
+            else:
+                p = share_pod(f"g{g}-{k}", milli)
+                p["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = f"g{g}"
+                objs.append(p)
+    return objs
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6))
+def test_replicas_laddered_decide_as_one_by_one(seed: int) -> None:
+    """Replicas of one shape share a ladder whose rows hold the replicas before them: the binds and the
+    GPUs chosen are exactly those of scoring every replica on every node."""
+    from pumice.scheduler.framework import placement
+
+    objs = _gpu_cluster(random.Random(seed))
+    fast = decide(copy.deepcopy(objs), "deviceshare", "fragmentation")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(placement._Ladder, "pick", lambda self: None)
+        slow = decide(copy.deepcopy(objs), "deviceshare", "fragmentation")
+    assert fast.binds == slow.binds
+    assert ({k: a.get(GPU_INDEX) for k, a in fast.pod_annotations.items()}
+            == {k: a.get(GPU_INDEX) for k, a in slow.pod_annotations.items()})
+    assert any(GPU_INDEX in a for a in fast.pod_annotations.values()) or not fast.binds
 
 
 def test_expected_fragment_by_hand() -> None:

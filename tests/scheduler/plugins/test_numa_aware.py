@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,7 +48,8 @@ def guaranteed(name: str, cpus: int | str, policy: str | None = "single-numa-nod
     limits = {"cpu": str(cpus), "memory": "1Gi"}
     main = {"name": "main", "image": "busybox", "resources": {"requests": dict(limits), "limits": dict(limits)}}
     notes = {POLICY_ANNOTATION: policy} if policy is not None else {}
-    return pod(name, group=name, containers=[main], annotations={**notes, **kw.pop("annotations", {})}, **kw)
+    return pod(name, group=kw.pop("group", name), containers=[main], annotations={**notes, **kw.pop("annotations", {})},
+               **kw)
 
 
 def groups(*names: str) -> list[dict[str, Any]]:
@@ -223,3 +226,30 @@ def test_replicas_of_one_task_each_get_their_own_numa_node() -> None:
         places = {(where, frozenset(numa_of(out.pod_annotations[key][CPUSET_ANNOTATION])))
                   for key, where in out.binds.items()}
         assert len(places) == 4 and all(len(numas) == 1 for _, numas in places)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_laddered_replicas_decide_as_one_by_one(data: st.DataObject) -> None:
+    """Replicas of a single-numa-node task share a ladder whose rows take the CPUs of the replicas before
+    them: binds and CPU sets are exactly those of checking and scoring every replica on every node."""
+    from pumice.scheduler.framework import placement
+
+    objects: list[dict[str, Any]] = [queue("default")]
+    for i in range(data.draw(st.integers(2, 5))):
+        numa, per = data.draw(st.integers(1, 3)), data.draw(st.integers(2, 6))
+        taken = data.draw(st.sets(st.integers(0, numa * per - 1), max_size=numa * per // 2))
+        objects += numa_node(f"n{i}", numa, per, free=format_cpuset(set(range(numa * per)) - taken))
+    for g in range(data.draw(st.integers(1, 4))):
+        replicas = data.draw(st.integers(2, 8))
+        cpus = data.draw(st.integers(1, 4))
+        objects.append(podgroup(f"g{g}", queue="default", phase="Inqueue", min_member=1))
+        objects += [guaranteed(f"g{g}-{k}", cpus, group=f"g{g}") for k in range(replicas)]
+    conf = load_conf(conf_text(NUMA, "predicates", "binpack", actions="allocate"))
+    fast = run_session(build_cluster_state(copy.deepcopy(objects)), conf)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(placement._Ladder, "pick", lambda self: None)
+        slow = run_session(build_cluster_state(copy.deepcopy(objects)), conf)
+    assert fast.binds == slow.binds
+    assert ({k: a.get(CPUSET_ANNOTATION) for k, a in fast.pod_annotations.items()}
+            == {k: a.get(CPUSET_ANNOTATION) for k, a in slow.pod_annotations.items()})

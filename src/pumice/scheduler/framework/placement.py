@@ -152,6 +152,9 @@ class GroupTerms:
     #: and an upper bound on how much any group's term has risen since this object was made.
     terms_of: Callable[[list[int]], list[float]] | None = None
     rise: Callable[[], float] | None = None
+    #: The term is one number for every node, now and for the rest of the session: it cannot change
+    #: which node is best, and replicas share a plain ladder.
+    constant: bool = False
 
 
 class _TermLadder:
@@ -435,7 +438,7 @@ class Placer:
             terms = None if batch is None else self._group_terms(task)
             if batch is None or terms is not None:
                 lad = self._build_ladder(task, idx[cand], cand_score, min(depth, MAX_LADDER_DEPTH), key,
-                                         terms, score[cand])
+                                         None if terms is None or terms.constant else terms, score[cand])
                 node = lad.pick()
                 if node is not None:
                     self._ladder = lad

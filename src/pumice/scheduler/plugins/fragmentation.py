@@ -6,11 +6,15 @@ CPU), the *fragment* of a node is the free GPU capacity that shape cannot use th
 shape does not fit the node, else the free part of every GPU too small for it (for whole GPUs: every
 partly used GPU). A node's expected fragment weighs the shapes by how often they occur in the current
 mix (the pods holding GPUs, plus the pods waiting in this session). A candidate node scores by how little
-placing the pod raises its expected fragment (the *gradient*), normalized over the candidates to
-0..100 x ``fragmentation.weight``. The GPUs of the chosen node are then taken best fit (the fullest that
-fits), the choice that raises the fragment least for a share.
+placing the pod raises its expected fragment (the *gradient*), on a fixed scale: 50 x
+``fragmentation.weight`` where the fragment stays as it is, 0 / 100 where it rises / falls by the most GPU
+capacity of one node. The GPUs of the chosen node are then taken best fit (the fullest that fits), the
+choice that raises the fragment least for a share.
 
-Columnar: one pass over (shapes x candidates x GPUs) arrays per pod.
+With the mix fixed for the session, a node's score is a function of that node alone: a NodeOrderFn whose
+rows placement keeps and refreshes as nodes change, and whose replicas share a ladder (unlike a score
+normalized over the candidates, which would couple every node to the others). Columnar: one pass over
+(shapes x nodes x GPUs) arrays per call.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ import numpy as np
 
 from pumice.api.arguments import Arguments
 from pumice.scheduler.framework.plugin import Plugin
-from pumice.scheduler.framework.points import BATCH_NODE_ORDER
+from pumice.scheduler.framework.points import NODE_ORDER
 from pumice.scheduler.framework.session import Session
+from pumice.scheduler.framework.view import NodeView
 from pumice.scheduler.gpus import MILLI, GpuRequest
 from pumice.scheduler.model import TaskInfo, TaskStatus
 from pumice.scheduler.resources import CPU
@@ -39,37 +44,42 @@ class FragmentationPlugin(Plugin):
         if self.weight < 0:
             arguments.warn("fragmentation.weight", f"{self.weight} is negative; using 1")
             self.weight = 1
+        self.mix: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         gpus = ssn.nodes.gpus
+        self.mix = None
         if self.weight == 0 or not (gpus.family == MILLI).any():
             return
         self.ssn = ssn
         gpus.policy = "binpack"
         self.cpu_row = ssn.space.index[CPU]
-        # the waiting pods of this session join the running mix
-        self.waiting: dict[tuple[float, int], list[float]] = {}
+        # the pods waiting in this session join the running mix
+        waiting: dict[tuple[float, int], list[float]] = {}
         for job in ssn.waiting:
             if job.count(TaskStatus.PENDING):
                 for t in job.tasks.values():
                     if t.status == TaskStatus.PENDING and t.gpu is not None and t.gpu.family == MILLI:
-                        entry = self.waiting.setdefault(t.gpu.kind, [0.0, 0.0])
+                        entry = waiting.setdefault(t.gpu.kind, [0.0, 0.0])
                         entry[0] += 1
                         entry[1] += float(t.resreq[self.cpu_row])
-        #: The mix as the session opened (placements within the session change it by a pod or two),
-        #: and each node's expected fragment under it, recomputed for the nodes that changed.
-        self.mix = self.shapes()
-        self.before = np.full(len(ssn.nodes), np.nan)
-        self.cursor = len(ssn.nodes.changes)
-        self.deltas: dict[tuple[tuple[float, int] | None, float], np.ndarray] = {}
-        ssn.add(BATCH_NODE_ORDER, self.name, self.batch_score)
+        #: The mix as the session opened: placements within the session change it by a pod or two, and a
+        #: fixed mix keeps a node's score a function of that node alone (rows and ladders reuse it).
+        self.mix = self.shapes(waiting)
+        if not len(self.mix[3]):
+            return
+        mine = gpus.valid & (gpus.family == MILLI)[:, None]
+        #: The most GPU capacity of one node: a rise of that much scores 0, a fall of that much 100.
+        self.scale = float(np.where(mine, gpus.capacity, 0.0).sum(axis=1).max())
+        ssn.add(NODE_ORDER, self.name, self)
 
-    def shapes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def shapes(self, waiting: dict[tuple[float, int], list[float]]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(share, whole, cpu, weight) of the most frequent shapes of the mix, weights summing to 1."""
         gpus = self.ssn.nodes.gpus
         counts: dict[tuple[float, int], list[float]] = {k: [float(v), gpus.mix_cpu.get(k, 0.0)]
                                                         for k, v in gpus.mix.items()}
-        for k, (n, cpu) in self.waiting.items():
+        for k, (n, cpu) in waiting.items():
             entry = counts.setdefault(k, [0.0, 0.0])
             entry[0] += n
             entry[1] += cpu
@@ -82,58 +92,43 @@ class FragmentationPlugin(Plugin):
         cpu = np.array([v[1] for _, v in top]) / np.maximum(count, 1.0)
         return share, whole, cpu, count / count.sum()
 
-    def batch_score(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
-        nodes = self.ssn.nodes
-        weight = self.mix[3]
-        req = task.gpu if task.gpu is not None and task.gpu.family == MILLI else None
-        if req is not None and not len(weight):  # nothing known yet: the pod itself is the mix
-            self.mix = (np.array([req.share]), np.array([float(req.whole)]),
-                        np.array([float(task.resreq[self.cpu_row])]), np.ones(1))
-            self.before[:] = np.nan
-            self.deltas.clear()
-        if not len(self.mix[3]):
+    def placement_inputs(self) -> object:
+        """Scores read the mix of this session beyond the node table: rows kept from a session with
+        another mix are recomputed."""
+        if self.mix is None:
             return None
-        if self.cursor != len(nodes.changes):
-            dirty = nodes.changed_since(self.cursor)
-            self.before[dirty] = np.nan
-            for rises in self.deltas.values():
-                rises[dirty] = np.nan
-            self.cursor = len(nodes.changes)
-        # a node's rise depends on its own state and the pod's request only: kept per request, per node
-        key = (req.kind if req is not None else None, float(task.resreq[self.cpu_row]))
-        kept = self.deltas.get(key)
-        if kept is None:
-            kept = self.deltas[key] = np.full(len(nodes), np.nan)
-        delta = kept[idx]
-        stale = np.isnan(delta)
-        if stale.any():
-            sidx = idx[stale]
-            delta[stale] = self._rise(req, float(task.resreq[self.cpu_row]), sidx)
-            kept[sidx] = delta[stale]
-        lo, hi = float(delta.min()), float(delta.max())
-        if hi - lo < 1e-9:
-            return np.zeros(len(idx))
-        out: np.ndarray = (hi - delta) / (hi - lo) * MAX_NODE_SCORE * self.weight
-        return out
+        return self.weight, tuple(tuple(a.tolist()) for a in self.mix)
 
-    def _rise(self, req: GpuRequest | None, cpu_req: float, idx: np.ndarray) -> np.ndarray:
-        """How much placing the request raises the expected fragment of each node of ``idx``."""
+    # --- NodeOrderFn -------------------------------------------------------------------------------------
+    def static_score(self, task: TaskInfo) -> np.ndarray | None:
+        return None
+
+    def dynamic_score(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
+        """``weight`` x 100 x (scale - rise) / (2 x scale): 50 where the pod leaves the node's expected
+        fragment as it is, more where it lowers it. The rows of a ladder view hold replicas placed
+        before this one (by the slot policy, best fit): they are placed here too."""
+        if self.mix is None:
+            return None
         nodes = self.ssn.nodes
         gpus = nodes.gpus
-        share, whole, cpu, weight = self.mix
+        req = task.gpu if task.gpu is not None and task.gpu.family == MILLI else None
+        idx = view.idx
         mine = gpus.valid[idx] & (gpus.family[idx] == MILLI)[:, None]
         free = np.where(mine, gpus.capacity[idx] - gpus.used[idx], 0.0)
         cap = np.where(mine, gpus.capacity[idx], 0.0)
-        cpu_free = nodes.allocatable[self.cpu_row, idx] - nodes.used[self.cpu_row, idx]
-        before = self.before[idx]
-        stale = np.isnan(before)
-        if stale.any():
-            before[stale] = expected_fragment(free[stale], cap[stale], cpu_free[stale], share, whole, cpu, weight)
-            self.before[idx[stale]] = before[stale]
+        if req is not None:
+            levels = view.task_count - nodes.task_count[idx]
+            for level in range(1, int(levels.max(initial=0)) + 1):
+                rows = levels >= level
+                free[rows] = place(free[rows], cap[rows], req)
+        cpu_free = view.idle[self.cpu_row]
+        share, whole, cpu, weight = self.mix
+        before = expected_fragment(free, cap, cpu_free, share, whole, cpu, weight)
         after_free = place(free, cap, req) if req is not None else free
-        after = expected_fragment(after_free, cap, cpu_free - cpu_req, share, whole, cpu, weight)
-        rise: np.ndarray = after - before
-        return rise
+        after = expected_fragment(after_free, cap, cpu_free - float(task.resreq[self.cpu_row]), share, whole, cpu,
+                                  weight)
+        out: np.ndarray = (self.scale - (after - before)) * (MAX_NODE_SCORE * self.weight / (2.0 * self.scale))
+        return out
 
 
 def place(free: np.ndarray, cap: np.ndarray, req: GpuRequest) -> np.ndarray:

@@ -47,6 +47,7 @@ from pumice.api.numa import (
     qos_class,
 )
 from pumice.api.quantity import milli_value
+from pumice.scheduler.framework.placement import GroupTerms
 from pumice.scheduler.framework.plugin import Plugin
 from pumice.scheduler.framework.points import BATCH_NODE_ORDER, PREDICATE
 from pumice.scheduler.framework.session import Session
@@ -102,6 +103,7 @@ class NumaAwarePlugin(Plugin):
         self.static = np.zeros(n, dtype=bool)
         self.tm_policy = np.full(n, "", dtype=object)
         allocated: dict[int, set[str]] = {}
+        topologies: dict[tuple[tuple[int, tuple[int, int, int]], ...], CpuTopology] = {}
         for obj in ssn.state.numatopologies:
             meta = obj.get("metadata") or {}
             j = ssn.nodes.index.get(str(meta.get("name")))
@@ -110,6 +112,8 @@ class NumaAwarePlugin(Plugin):
             spec = obj.get("spec") or {}
             try:
                 topo = CpuTopology.from_spec(spec.get("cpuDetail") or {})
+                # nodes of one make share one topology object: searches on equal free CPUs are shared
+                topo = topologies.setdefault(tuple(sorted(topo.detail.items())), topo)
                 cpu = (spec.get("numares") or {}).get("cpu") or {}
                 free = parse_cpuset(cpu.get("allocatable") or "")
                 reserved = topo.reserved(_milli((spec.get("resReserved") or {}).get("cpu")))
@@ -145,6 +149,9 @@ class NumaAwarePlugin(Plugin):
         self.version = np.zeros(n, dtype=np.int64)
         #: per request: its answers on each node (see ``_Answers``)
         self.answers: dict[_Ask, _Answers] = {}
+        #: (topology, policy, request) -> available CPUs -> (CPUs given or None, NUMA nodes they span): this
+        #: session's searches (the topologies live as long as the session)
+        self.searched: dict[tuple[int, str, _Ask], dict[frozenset[int], tuple[frozenset[int] | None, int]]] = {}
         #: pod key -> (node, CPUs) of what this session placed
         self.held: dict[str, tuple[int, frozenset[int]]] = {}
         ssn.add(PREDICATE, self.name, self)
@@ -179,10 +186,10 @@ class NumaAwarePlugin(Plugin):
         stale = nodes[ans.seen[nodes] != self.version[nodes]]
         for j in stale.tolist():
             node = self.numa[j]
-            cpus, _ = assign_pod(node.topo, str(self.tm_policy[j]), node.free - node.reserved, list(ask.containers))
-            ans.cpus[j] = cpus
-            ans.fits[j] = cpus is not None
-            ans.spans[j] = node.topo.numa_count(cpus) if cpus else 0
+            found = self._search(j, ask, node.free - node.reserved)
+            ans.cpus[j] = found[0]
+            ans.fits[j] = found[0] is not None
+            ans.spans[j] = found[1]
             ans.seen[j] = self.version[j]
         return ans
 
@@ -200,7 +207,11 @@ class NumaAwarePlugin(Plugin):
             return []
         assert ask is not None
         idx = view.idx
+        # rows of a ladder hold replicas placed before this one: their CPUs are taken first (below)
+        levels = view.task_count - self.ssn.nodes.task_count[idx]
+        later = np.flatnonzero(levels > 0) if ask.policy not in _NO_POLICY else np.zeros(0, dtype=np.int64)
         checks: list[tuple[str, np.ndarray]] = []
+        fits = np.ones(len(idx), dtype=bool)
         if ask.policy in _NO_POLICY:
             search = self.checked[idx]
         else:
@@ -208,21 +219,60 @@ class NumaAwarePlugin(Plugin):
             static = self.static[idx]
             same = self.tm_policy[idx] == ask.policy
             free = self.any_free[idx]
+            for r in later[(has & static & same)[later]].tolist():
+                free[r], fits[r] = self._after(int(idx[r]), ask, int(levels[r]))
             checks += [("numa info is empty", has), ("cpu manager policy isn't static", static),
                        (f"task topology policy[{ask.policy}] is different with node's", same),
                        ("cpu allocatable map is empty", free)]
             search = has & static & same & free
-        fits = np.ones(len(idx), dtype=bool)
+            search[later] = False
         if search.any():
             nodes = idx[search]
             fits[search] = self.refresh(ask, nodes).fits[nodes]
         checks.append(("container cannot be assigned by numa", fits))
         return checks
 
+    def _search(self, j: int, ask: _Ask, available: frozenset[int]) -> tuple[frozenset[int] | None, int]:
+        """The CPUs node ``j``'s policy gives the request out of ``available`` (None: it cannot), and the NUMA
+        nodes they span; the search depends on the topology, the policy, the CPUs and the request only."""
+        return self._searched(j, ask, available, self._searches(j, ask))
+
+    def _searches(self, j: int, ask: _Ask) -> dict[frozenset[int], tuple[frozenset[int] | None, int]]:
+        """The searches done for the request on node ``j``'s topology and policy, by available CPUs."""
+        key = (id(self.numa[j].topo), str(self.tm_policy[j]), ask)
+        found = self.searched.get(key)
+        if found is None:
+            found = self.searched[key] = {}
+        return found
+
+    def _searched(self, j: int, ask: _Ask, available: frozenset[int],
+                  done: dict[frozenset[int], tuple[frozenset[int] | None, int]]) -> tuple[frozenset[int] | None, int]:
+        found = done.get(available)
+        if found is None:
+            topo = self.numa[j].topo
+            cpus, _ = assign_pod(topo, str(self.tm_policy[j]), available, list(ask.containers))
+            found = done[available] = (cpus, topo.numa_count(cpus) if cpus else 0)
+        return found
+
+    def _after(self, j: int, ask: _Ask, level: int) -> tuple[bool, bool]:
+        """(some CPU free, the request fits) on node ``j`` once ``level`` more replicas of ``ask`` took their
+        CPUs there, each as :meth:`on_allocate` would take them."""
+        node = self.numa[j]
+        done = self._searches(j, ask)
+        free = node.free
+        for _ in range(level):
+            cpus, _ = self._searched(j, ask, free - node.reserved, done)
+            if cpus is None or not free:
+                return bool(free), False
+            free = free - cpus
+        if not free:
+            return False, False
+        return True, self._searched(j, ask, free - node.reserved, done)[0] is not None
+
     def replica_safe(self, task: TaskInfo) -> bool:
         """The answer on a node reads that node's free CPUs, which change only with placements there (rows
-        are refreshed from the node change log), but hypothetical replica rows do not show them: safe for a
-        pod with a policy, whose batch score (no group terms) keeps placement from laddering replicas."""
+        are refreshed from the node change log); the hypothetical rows of a ladder take the CPUs of the
+        replicas they hold first (:meth:`_after`): safe for a pod with a policy."""
         ask = self.ask(task)
         return not self._applies(ask) or (ask is not None and ask.policy not in _NO_POLICY and self.weight != 0)
 
@@ -230,6 +280,28 @@ class NumaAwarePlugin(Plugin):
         """What placement caches kept across sessions depend on beyond the node table: each NUMA node's
         policies and free CPUs at session open (a Numatopology changes without the Node)."""
         return self.inputs
+
+    # --- GroupTermsOffer --------------------------------------------------------------------------------------
+    def terms_key(self, task: TaskInfo) -> object:
+        """``single-numa-node`` with at most one container asking for whole CPUs: every node that fits gives
+        them on one NUMA node (or gives none), so the score is one number for all candidates: a term of a
+        single group, and replicas may share a ladder."""
+        ask = self.ask(task)
+        if ask is None or ask.policy != "single-numa-node" or not self.weight:
+            return None
+        asking = sum(1 for _, cpus in ask.containers if cpus > 0)
+        if asking > 1:
+            return None
+        return ("numa-aware", 0.0 if asking else float(MAX_NODE_SCORE * self.weight))
+
+    def group_terms(self, task: TaskInfo) -> GroupTerms | None:
+        key = self.terms_key(task)
+        if key is None:
+            return None
+        assert isinstance(key, tuple)
+        term = np.array([key[1]])
+        return GroupTerms(np.zeros(len(self.version), dtype=np.int64), lambda: term, key=key,
+                          terms_of=lambda groups: [key[1]] * len(groups), rise=lambda: 0.0, constant=True)
 
     # --- BatchNodeOrderFn ------------------------------------------------------------------------------------
     def batch_score(self, task: TaskInfo, idx: np.ndarray) -> np.ndarray | None:
