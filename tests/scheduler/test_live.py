@@ -48,7 +48,7 @@ def test_live_cache_equals_a_fresh_build_after_any_event_sequence(seed: int) -> 
     live.state()
     pods: dict[str, dict[str, Any]] = {}
     for step in range(40):
-        op = rng.choice(["add", "bind", "run", "finish", "delete", "group", "queue"])
+        op = rng.choice(["add", "bind", "run", "finish", "delete", "group", "queue", "confirm"])
         if op == "add" or not pods:
             name = f"p{step}"
             pods[name] = pod(name, namespace="ns", group=rng.choice(["g1", "g2", "g3"]), cpu=rng.choice(["1", "2"]),
@@ -63,6 +63,13 @@ def test_live_cache_equals_a_fresh_build_after_any_event_sequence(seed: int) -> 
                         node=rng.choice(["n1", "n2"]), phase="Pending", uid=True)
             else:
                 p = {**p, "status": {"phase": "Running" if op == "run" else "Succeeded"}}
+            pods[name] = p
+            live.apply("MODIFIED", p)
+        elif op == "confirm":  # the server's version of what the cache has: a new resourceVersion and condition
+            name = rng.choice(sorted(pods))
+            p = pods[name]
+            status = {**(p.get("status") or {}), "conditions": [{"type": "PodScheduled", "status": "True"}]}
+            p = {**p, "metadata": {**p["metadata"], "resourceVersion": str(step)}, "status": status}
             pods[name] = p
             live.apply("MODIFIED", p)
         elif op == "delete":

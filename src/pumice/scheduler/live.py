@@ -241,6 +241,14 @@ class LiveCache:
         task = self._tasks.get(key)
         if (task is not None and task.job is not None and old is not None and new is not None and task.pod is old
                 and _same_task(old, new)):
+            if (not task.evicted and task.status == task_status(new) and task.node >= 0
+                    and (new.get("spec") or {}).get("nodeName") == task.node_name):
+                # the same task on the same node in the same status (the server confirming a bind the cache
+                # assumed, a status write that moves no phase): what re-placing it would give, without the move
+                task.pod = new
+                task.last_reason = ""
+                task.nominated_node = (new.get("status") or {}).get("nominatedNodeName") or ""
+                return
             self._rehome(task, new, task.job)
             if task.job is not None:
                 self._classify(task.job)
