@@ -56,6 +56,17 @@ def test_a_malformed_profile_is_measured_as_requests() -> None:
     assert meter.usage("n", 10.0) == (1000.0, float(GI))
 
 
+def test_an_offline_pod_is_measured_on_its_batch_requests() -> None:
+    # Volcano's co-location: an offline pod asks for kubernetes.io/batch-cpu (milli-cores) and batch-memory,
+    # and really uses CPU and memory, its profile relative to those
+    meter = UsageMeter(window=0)
+    offline = pod("o", annotations={USAGE_ANNOTATION: "0.5"})
+    offline["spec"]["containers"][0]["resources"] = {"requests": {"kubernetes.io/batch-cpu": "2000",
+                                                                  "kubernetes.io/batch-memory": str(2 * GI)}}
+    meter.start("ns/o", "n", offline, 0.0, 0.0)
+    assert meter.usage("n", 10.0) == (1000.0, float(GI))
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 500), st.integers(1, 400), st.sampled_from(["0.5", "1", "0.2,30s:2",
                                                                                       "cpu=0.1,5s:0.9,50s:0.3"])),

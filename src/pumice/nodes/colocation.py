@@ -167,9 +167,14 @@ def pod_use(pod: Mapping[str, Any], now: float) -> tuple[float, float]:
     return used.cpu, used.memory
 
 
-def _batch_requests(pod: Mapping[str, Any]) -> int:
+def batch_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
+    """(``batch-cpu`` milli-cores, ``batch-memory`` bytes) an offline pod asks for (0, 0 for others)."""
     req = _requests(pod)
-    return req.get(BATCH_CPU, 0) + req.get(BATCH_MEMORY, 0)
+    return req.get(BATCH_CPU, 0), req.get(BATCH_MEMORY, 0)
+
+
+def _batch_requests(pod: Mapping[str, Any]) -> int:
+    return sum(batch_requests(pod))
 
 
 def eviction_order(pods: Iterable[Mapping[str, Any]], resource: str) -> list[Mapping[str, Any]]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from pumice.node_metrics import NodeMetrics
 
+from .colocation import batch_requests
 from .usage import UsageProfile, _requests, profile_of
 
 __all__ = ["DEFAULT_WINDOW", "UsageMeter"]
@@ -97,6 +98,9 @@ class UsageMeter:
         try:
             profile = profile_of(pod)
             cpu, memory = _requests(pod)
+            # an offline pod asks for batch-cpu/batch-memory and uses real CPU and memory (as its profile says)
+            batch_cpu, batch_memory = batch_requests(pod)
+            cpu, memory = cpu + batch_cpu, memory + batch_memory
         except ValueError as err:
             log.warning("%s; it is measured as using its requests", err)
             profile = UsageProfile()
