@@ -149,7 +149,7 @@ class NetworkTopologyAwarePlugin(Plugin):
         ssn.add(HYPERNODE_GRADIENT, self.name, self.gradient)
         ssn.add(HYPERNODE_ORDER, self.name, self.hypernode_order)
         ssn.add(BATCH_NODE_ORDER, self.name, self.batch_node_order)
-        if tree.rows:  # without HyperNodes there is no HyperNode usage to follow (most dry runs and clusters)
+        if tree.tiers:  # without HyperNodes (the cluster alone) no HyperNode usage to follow (most dry runs, clusters)
             ssn.add_event_handler(self.on_allocate, self.on_deallocate)
 
     # --- gradients ------------------------------------------------------------------------------
