@@ -63,3 +63,37 @@ def test_up_pins_a_single_numa_node_job(tmp_path: Path) -> None:
 
         spec = wait_for(reported)
         assert parse_cpuset(spec["numares"]["cpu"]["allocatable"]) == set(range(8)) - sets[0] - sets[1]
+
+
+def test_numa_aware_added_by_a_reread_configuration_sees_the_topologies(tmp_path: Path) -> None:
+    """The plugin turned on in a running control plane (its configuration file edited) reads the Numatopologies
+    from then on: the objects it needs are watched when the configuration names it, not only at start."""
+    import os
+
+    conf = tmp_path / "volcano-scheduler.conf"
+    without = {**CONF, "tiers": [CONF["tiers"][0], {"plugins": CONF["tiers"][1]["plugins"][:-1]}]}
+    conf.write_text(yaml.safe_dump(without))
+    with ControlPlane(tmp_path / "data", port=free_port(), config=conf) as plane:
+        store = plane._parts.store  # type: ignore[union-attr]
+        res = {"cpu": "8", "memory": "32Gi", "pods": "110"}
+        store.create("nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0", "annotations": {
+            "pumice.io/numa-nodes": "2", "pumice.io/cpu-manager-policy": "static",
+            "pumice.io/topology-manager-policy": "single-numa-node"}},
+            "status": {"capacity": res, "allocatable": res}})
+        plane._wake.set()
+        wait_for(lambda: store.list(NUMATOPOLOGIES)[0])
+        conf.write_text(yaml.safe_dump(CONF))
+        stat = conf.stat()
+        os.utime(conf, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+        scheduler = plane._parts.cluster.scheduler  # type: ignore[union-attr]
+        plane._schedule_wake.set()
+        wait_for(lambda: NUMATOPOLOGIES in scheduler.informers)
+        store.create("jobs.batch.volcano.sh", _job())
+        plane._wake.set()
+
+        def placed() -> list[dict[str, Any]]:
+            pods = store.list("pods", "default")[0]
+            return pods if len(pods) == 2 and all((p.get("spec") or {}).get("nodeName") for p in pods) else []
+
+        sets = [parse_cpuset(p["metadata"]["annotations"][CPUSET_ANNOTATION]) for p in wait_for(placed)]
+        assert all(len(s) == 3 and len({c // 4 for c in s}) == 1 for s in sets) and not sets[0] & sets[1]

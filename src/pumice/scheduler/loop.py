@@ -117,18 +117,15 @@ class SchedulerLoop:
         self.store = store
         #: A ``pumice.metrics.SchedulerMetrics`` that every cycle is recorded into (None: not recorded).
         self.metrics = metrics
-        self.conf = conf or default_conf()
+        self._conf = conf or default_conf()
         self.clock = clock
         self.cache = LiveCache(tuple(scheduler_names), on_rejected=self._rejected, screen=screened(store))
         self.recorder: EventRecorder | None = (EventRecorder(store, "volcano", clock=clock) if events is True
                                                else events or None)
         self.pod_events = pod_events
         self.informers = {r: Informer(store, r, self.cache.apply) for r in WATCHED}
-        named = {opt.name for tier in self.conf.tiers for opt in tier.plugins}
-        for resource, plugin in OPTIONAL.items():
-            if plugin in named:
-                with contextlib.suppress(StoreError):
-                    self.informers[resource] = Informer(store, resource, self.cache.apply)
+        self._unwatched: set[str] = set()  # optional kinds the store refused to watch (told once)
+        self._watch_optional()
         self.last: SessionOutcome | None = None
         #: PodGroup key -> (resourceVersion, what was written) of the last status write-back.
         self._written: dict[str, tuple[Any, ...]] = {}
@@ -157,6 +154,30 @@ class SchedulerLoop:
         """Anything pending to place, or anything changed since the last session."""
         versions = tuple(inf.version for inf in self.informers.values())
         return versions != self._seen_versions
+
+    @property
+    def conf(self) -> SchedulerConf:
+        return self._conf
+
+    @conf.setter
+    def conf(self, conf: SchedulerConf) -> None:
+        """A new configuration (a re-read file): the objects its plugins read are watched from now on."""
+        self._conf = conf
+        self._watch_optional()
+
+    def _watch_optional(self) -> None:
+        """Watch what the configured plugins read beyond pods, groups, queues and nodes (PodDisruptionBudgets,
+        Numatopologies); a kind the API server does not serve is told once, and the plugin sees none."""
+        named = {opt.name for tier in self._conf.tiers for opt in tier.plugins}
+        for resource, plugin in OPTIONAL.items():
+            if plugin in named and resource not in self.informers:
+                try:
+                    self.informers[resource] = Informer(self.store, resource, self.cache.apply)
+                except StoreError as err:
+                    if resource not in self._unwatched:
+                        self._unwatched.add(resource)
+                        log.warning("%s: %s cannot be watched (%s); the plugin sees none", plugin, resource,
+                                    getattr(err, "message", err))
 
     def objects(self) -> list[dict[str, Any]]:
         return [o for inf in self.informers.values() for o in inf.objects.values()]
