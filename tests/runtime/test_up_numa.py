@@ -31,18 +31,23 @@ def _job() -> dict[str, Any]:
                     "resources": {"requests": dict(res), "limits": dict(res)}}]}}}]}}
 
 
+def _numa_node(plane: ControlPlane, store: Any) -> None:
+    """Node ``n0`` of 2 NUMA nodes x 4 CPUs (static CPU manager, single-numa-node), once its kubelet published it."""
+    res = {"cpu": "8", "memory": "32Gi", "pods": "110"}
+    store.create("nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0", "annotations": {
+        "pumice.io/numa-nodes": "2", "pumice.io/cpu-manager-policy": "static",
+        "pumice.io/topology-manager-policy": "single-numa-node"}},
+        "status": {"capacity": res, "allocatable": res}})
+    plane._wake.set()
+    wait_for(lambda: store.list(NUMATOPOLOGIES)[0])
+
+
 def test_up_pins_a_single_numa_node_job(tmp_path: Path) -> None:
     conf = tmp_path / "volcano-scheduler.conf"
     conf.write_text(yaml.safe_dump(CONF))
     with ControlPlane(tmp_path / "data", port=free_port(), config=conf) as plane:
         store = plane._parts.store  # type: ignore[union-attr]
-        res = {"cpu": "8", "memory": "32Gi", "pods": "110"}
-        store.create("nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0", "annotations": {
-            "pumice.io/numa-nodes": "2", "pumice.io/cpu-manager-policy": "static",
-            "pumice.io/topology-manager-policy": "single-numa-node"}},
-            "status": {"capacity": res, "allocatable": res}})
-        plane._wake.set()
-        wait_for(lambda: store.list(NUMATOPOLOGIES)[0])
+        _numa_node(plane, store)
         store.create("jobs.batch.volcano.sh", _job())
         plane._wake.set()
 
@@ -75,13 +80,7 @@ def test_numa_aware_added_by_a_reread_configuration_sees_the_topologies(tmp_path
     conf.write_text(yaml.safe_dump(without))
     with ControlPlane(tmp_path / "data", port=free_port(), config=conf) as plane:
         store = plane._parts.store  # type: ignore[union-attr]
-        res = {"cpu": "8", "memory": "32Gi", "pods": "110"}
-        store.create("nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0", "annotations": {
-            "pumice.io/numa-nodes": "2", "pumice.io/cpu-manager-policy": "static",
-            "pumice.io/topology-manager-policy": "single-numa-node"}},
-            "status": {"capacity": res, "allocatable": res}})
-        plane._wake.set()
-        wait_for(lambda: store.list(NUMATOPOLOGIES)[0])
+        _numa_node(plane, store)
         conf.write_text(yaml.safe_dump(CONF))
         stat = conf.stat()
         os.utime(conf, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
