@@ -104,6 +104,16 @@ def test_replicas_laddered_decide_as_one_by_one(seed: int) -> None:
     assert any(GPU_INDEX in a for a in fast.pod_annotations.values()) or not fast.binds
 
 
+def test_gpus_are_taken_best_fit_whichever_plugin_is_listed_first() -> None:
+    # one node: GPU 0 idle, GPU 1 half used; a 300-milli share goes on GPU 1 (the fullest that holds it)
+    objs = [gpu_node("n", 2), queue("default"), *running("h", "n", 1, milli=500),
+            podgroup("new", queue="default", phase="Inqueue"), share_pod("new", 300)]
+    for order in (("deviceshare", "fragmentation"), ("fragmentation", "deviceshare")):
+        out = decide(copy.deepcopy(objs), *order)
+        assert out.pod_annotations["default/new"][GPU_INDEX] == "1", order
+    assert decide(copy.deepcopy(objs), "deviceshare").pod_annotations["default/new"][GPU_INDEX] == "0"
+
+
 def test_expected_fragment_by_hand() -> None:
     # one node, two GPUs with 300 and 1000 milli free; shapes: 500-milli shares (p .5) and 1 whole GPU (p .5)
     free = np.array([[300.0, 1000.0]])

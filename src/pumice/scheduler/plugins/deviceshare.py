@@ -51,8 +51,10 @@ class DeviceSharePlugin(Plugin):
         gpus = ssn.nodes.gpus
         if not gpus.any:
             return
-        # gpushare picks the lowest index that fits (Volcano); the policy orders vGPU cards and shares
-        gpus.policy = self.policy or ("first" if not self.vgpu else "")
+        # gpushare picks the lowest index that fits (Volcano); the policy orders vGPU cards and shares. Without
+        # a policy of its own it leaves fragmentation's best fit in place, whichever plugin opens first.
+        if self.policy or "fragmentation" not in ssn.plugins:
+            gpus.policy = self.policy or ("first" if not self.vgpu else "")
         ssn.add(PREDICATE, self.name, self)
         ssn.add_event_handler(self.on_allocate, self.on_deallocate)
 

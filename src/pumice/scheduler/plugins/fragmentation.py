@@ -70,7 +70,7 @@ class FragmentationPlugin(Plugin):
             return
         mine = gpus.valid & (gpus.family == MILLI)[:, None]
         #: The most GPU capacity of one node: a rise of that much scores 0, a fall of that much 100.
-        self.scale = float(np.where(mine, gpus.capacity, 0.0).sum(axis=1).max())
+        self.scale = max(float(np.where(mine, gpus.capacity, 0.0).sum(axis=1).max()), 1.0)
         ssn.add(NODE_ORDER, self.name, self)
 
     def shapes(self, waiting: dict[tuple[float, int], list[float]]
