@@ -43,7 +43,7 @@ from pumice.events import EventRecorder
 from pumice.store import StoreError
 
 from .agent_config import AgentConfigReader, NodeColocation
-from .usage import next_change, pod_usage
+from .usage import BATCH_CPU, BATCH_MEMORY, declared_requests, next_change, pod_usage
 
 if TYPE_CHECKING:
     from .kubelet import SimulatedKubelet
@@ -63,7 +63,6 @@ __all__ = [
     "qos_level",
     "should_publish",
     "smoothed",
-    "usage_requests",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,8 +70,6 @@ log = logging.getLogger(__name__)
 QOS_LEVEL_ANNOTATION = "volcano.sh/qos-level"
 #: Volcano's qos levels as numbers (``pkg/agent/apis/extension``): below 0 is offline (evictable).
 QOS_LEVELS = {"LC": 2, "HLS": 2, "LS": 1, "BE": -1}
-BATCH_CPU = "kubernetes.io/batch-cpu"
-BATCH_MEMORY = "kubernetes.io/batch-memory"
 OVERSUBSCRIPTION_LABEL = "volcano.sh/oversubscription"
 #: Node annotation narrowing the oversubscribed resources ("cpu,memory").
 OVERSUBSCRIPTION_TYPES = "volcano.sh/oversubscription-types"
@@ -124,57 +121,17 @@ def is_offline(pod: Mapping[str, Any]) -> bool:
     return qos_level(pod) < 0
 
 
-def _requests(pod: Mapping[str, Any]) -> dict[str, Any]:
-    total: dict[str, int] = {}
-    spec = pod.get("spec") or {}
-    for c in spec.get("containers") or []:
-        res = c.get("resources") or {}
-        req = res.get("requests") or {}
-        lim = res.get("limits") or {}
-        for name in (*_RESOURCES, BATCH_CPU, BATCH_MEMORY):
-            value = req.get(name, lim.get(name))
-            if value is None:
-                continue
-            try:
-                total[name] = total.get(name, 0) + (milli_value(value) if name == "cpu" else int_value(value))
-            except QuantityError as err:
-                raise ValueError(f"pod {_name(pod)}: {name}: {err}") from None
-    return total
-
-
-def usage_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
-    """(cpu milli, memory bytes) the pod's usage profile is relative to: its requests (limits where a container
-    gives only those), ``batch-cpu`` (milli-cores) and ``batch-memory`` counting as CPU and memory."""
-    req = _requests(pod)
-    return req.get("cpu", 0) + req.get(BATCH_CPU, 0), req.get("memory", 0) + req.get(BATCH_MEMORY, 0)
-
-
-def _batch_view(pod: Mapping[str, Any]) -> dict[str, Any]:
-    """The pod as :mod:`pumice.nodes.usage` reads it, its batch requests standing for its CPU and memory."""
-    cpu, memory = usage_requests(pod)
-    return {"metadata": pod.get("metadata") or {}, "status": pod.get("status") or {},
-            "spec": {"containers": [{"resources": {"requests": {"cpu": f"{cpu}m", "memory": str(memory)}}}]}}
-
-
 def pod_use(pod: Mapping[str, Any], now: float) -> tuple[float, float]:
     """(cpu milli, memory bytes) the running ``pod`` uses at ``now``: its ``pumice.io/usage`` profile
-    (:func:`pumice.nodes.usage.pod_usage`) over :func:`usage_requests` (an offline pod asks for batch-cpu and
-    batch-memory, and uses real CPU and memory)."""
-    req = _requests(pod)
-    if BATCH_CPU in req or BATCH_MEMORY in req:
-        pod = _batch_view(pod)
+    (:func:`pumice.nodes.usage.pod_usage`, an offline pod's batch requests standing for CPU and memory)."""
     used = pod_usage(pod, now)
     return used.cpu, used.memory
 
 
-def batch_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
-    """(``batch-cpu`` milli-cores, ``batch-memory`` bytes) an offline pod asks for (0, 0 for others)."""
-    req = _requests(pod)
-    return req.get(BATCH_CPU, 0), req.get(BATCH_MEMORY, 0)
-
-
-def _batch_requests(pod: Mapping[str, Any]) -> int:
-    return sum(batch_requests(pod))
+def _holds_batch(pod: Mapping[str, Any]) -> bool:
+    """The pod asks for ``batch-cpu`` or ``batch-memory`` (what an oversubscribed node offers)."""
+    req = declared_requests(pod)
+    return req.get(BATCH_CPU, 0) > 0 or req.get(BATCH_MEMORY, 0) > 0
 
 
 def eviction_order(pods: Iterable[Mapping[str, Any]], resource: str) -> list[Mapping[str, Any]]:
@@ -188,7 +145,7 @@ def eviction_order(pods: Iterable[Mapping[str, Any]], resource: str) -> list[Map
     for pod in pods:
         if not is_offline(pod) or int((pod.get("spec") or {}).get("priority") or 0) >= CRITICAL_PRIORITY:
             continue
-        req = _requests(pod).get(resource, 0)
+        req = declared_requests(pod).get(resource, 0)
         started = str((pod.get("status") or {}).get("startTime") or "")
         rows.append((-req, started, _name(pod), pod))
     rows.sort(key=lambda r: (r[0], _desc(r[1]), r[2]))
@@ -543,7 +500,7 @@ class ColocationAgent:
                     wrote = True
             for pod in eviction_order(self.kubelet.running_pods(name), "cpu"):
                 try:
-                    holds = _batch_requests(pod) > 0
+                    holds = _holds_batch(pod)
                 except ValueError:
                     holds = False
                 if holds:

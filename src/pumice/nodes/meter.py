@@ -20,8 +20,7 @@ from typing import Any
 
 from pumice.node_metrics import NodeMetrics
 
-from .colocation import batch_requests
-from .usage import UsageProfile, _requests, profile_of
+from .usage import UsageProfile, profile_of, usage_requests
 
 __all__ = ["DEFAULT_WINDOW", "UsageMeter"]
 
@@ -97,17 +96,14 @@ class UsageMeter:
         self.stop(key, now)
         try:
             profile = profile_of(pod)
-            cpu, memory = _requests(pod)
-            # an offline pod asks for batch-cpu/batch-memory and uses real CPU and memory (as its profile says)
-            batch_cpu, batch_memory = batch_requests(pod)
-            cpu, memory = cpu + batch_cpu, memory + batch_memory
+            cpu, memory = usage_requests(pod)
         except ValueError as err:
             log.warning("%s; it is measured as using its requests", err)
             profile = UsageProfile()
             try:
-                cpu, memory = _requests(pod)
+                cpu, memory = usage_requests(pod)
             except ValueError:
-                cpu = memory = 0.0
+                cpu = memory = 0
         self._advance(now)
         entry = self._pods[key] = _Pod(node, cpu, memory, profile, started)
         self._set(key, entry, now)

@@ -11,11 +11,13 @@ namespace as ``pumice.io/duration``). The value is a profile over the pod's run 
 
 A resource the annotation does not name, and a pod without the annotation, uses exactly its requests
 (level 1). Requests are the sum of the containers' plus the pod overhead (init containers have finished
-once the pod runs). Usage is in Volcano's units: CPU in milli-cores, memory in bytes.
+once the pod runs); an offline pod's ``kubernetes.io/batch-cpu`` / ``batch-memory`` count as CPU and memory.
+Usage is in Volcano's units: CPU in milli-cores, memory in bytes.
 
 Public API: :data:`USAGE_ANNOTATION`, :class:`Usage`, :class:`UsageProfile`, :func:`parse_usage`,
-:func:`profile_of`, :func:`pod_usage`, :func:`node_usage`, :func:`next_change`. A malformed annotation raises
-``ValueError`` naming the pod and the annotation (:func:`node_usage` skips nothing silently either).
+:func:`profile_of`, :func:`pod_usage`, :func:`node_usage`, :func:`next_change`, :func:`usage_requests`,
+:func:`declared_requests`. A malformed annotation raises ``ValueError`` naming the pod and the annotation
+(:func:`node_usage` skips nothing silently either).
 """
 
 from __future__ import annotations
@@ -32,19 +34,27 @@ from pumice.api.quantity import QuantityError, int_value, milli_value
 from .duration import parse_duration
 
 __all__ = [
+    "BATCH_CPU",
+    "BATCH_MEMORY",
     "USAGE_ANNOTATION",
     "Usage",
     "UsageProfile",
+    "declared_requests",
     "next_change",
     "node_usage",
     "parse_usage",
     "pod_usage",
     "profile_of",
+    "usage_requests",
 ]
 
 USAGE_ANNOTATION = "pumice.io/usage"
 
 _RESOURCES = ("cpu", "memory")
+#: What an offline pod asks for instead of CPU and memory (Volcano's co-location, ``pumice.nodes.colocation``).
+BATCH_CPU = "kubernetes.io/batch-cpu"
+BATCH_MEMORY = "kubernetes.io/batch-memory"
+_DECLARED = (*_RESOURCES, BATCH_CPU, BATCH_MEMORY)
 #: Phases in which a pod holds its node's resources (a pod the kubelet has not started yet uses nothing).
 _USING = ("Running",)
 
@@ -171,21 +181,33 @@ def profile_of(pod: Mapping[str, Any]) -> UsageProfile:
         raise ValueError(f"pod {_name(pod)}: annotation {USAGE_ANNOTATION}: {err}") from None
 
 
-def _requests(pod: Mapping[str, Any]) -> tuple[float, float]:
-    """(cpu milli, memory bytes) requested by the running containers plus overhead."""
+def declared_requests(pod: Mapping[str, Any]) -> dict[str, int]:
+    """Per resource of ``cpu``, ``memory``, ``kubernetes.io/batch-cpu`` and ``batch-memory`` a pod names: the
+    running containers' requests (limits where a container gives only those) plus the pod overhead; CPU in
+    milli-cores, the others as plain integers (``batch-cpu`` is milli-cores already, ``batch-memory`` bytes)."""
     spec = pod.get("spec") or {}
-    cpu = mem = 0
-    lists = [((c.get("resources") or {}).get("requests") or {}) for c in spec.get("containers") or []]
-    lists.append(spec.get("overhead") or {})
-    try:
-        for req in lists:
-            if "cpu" in req:
-                cpu += milli_value(req["cpu"])
-            if "memory" in req:
-                mem += int_value(req["memory"])
-    except QuantityError as err:
-        raise ValueError(f"pod {_name(pod)}: {err}") from None
-    return float(cpu), float(mem)
+    total: dict[str, int] = {}
+    lists = [((c.get("resources") or {}).get("requests") or {}, (c.get("resources") or {}).get("limits") or {})
+             for c in spec.get("containers") or []]
+    lists.append((spec.get("overhead") or {}, {}))
+    for req, lim in lists:
+        for name in _DECLARED:
+            value = req.get(name, lim.get(name))
+            if value is None:
+                continue
+            try:
+                total[name] = total.get(name, 0) + (milli_value(value) if name == "cpu" else int_value(value))
+            except QuantityError as err:
+                raise ValueError(f"pod {_name(pod)}: {name}: {err}") from None
+    return total
+
+
+def usage_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
+    """(cpu milli, memory bytes) a pod's usage profile is relative to (:func:`declared_requests`): an offline
+    pod's ``batch-cpu`` and ``batch-memory`` count as CPU and memory (Volcano's co-location: it asks for those
+    and uses real CPU and memory)."""
+    req = declared_requests(pod)
+    return req.get("cpu", 0) + req.get(BATCH_CPU, 0), req.get("memory", 0) + req.get(BATCH_MEMORY, 0)
 
 
 def _started(pod: Mapping[str, Any], now: float) -> float:
@@ -212,7 +234,7 @@ def pod_usage(pod: Mapping[str, Any], now: float) -> Usage:
     """What ``pod`` uses at time ``now`` (seconds since the epoch, the clock's time): its requests times
     its profile's levels at ``now - status.startTime`` (a pod without ``startTime`` has just started)."""
     profile = profile_of(pod)
-    cpu, mem = _requests(pod)
+    cpu, mem = usage_requests(pod)
     f_cpu, f_mem = profile.fractions(max(0.0, now - _started(pod, now)))
     return Usage(cpu * f_cpu, mem * f_mem)
 

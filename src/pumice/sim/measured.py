@@ -2,7 +2,7 @@
 
 Allocation (``cpu_util_mean``) counts requests; with co-location an offline pod requests
 ``kubernetes.io/batch-cpu`` instead of CPU, so only measured usage shows what a node really did. A pod uses its
-profile (:mod:`pumice.nodes.usage`) over :func:`pumice.nodes.colocation.usage_requests` from its start to its
+profile (:mod:`pumice.nodes.usage`) over :func:`pumice.nodes.usage.usage_requests` from its start to its
 end (or the end of the run); a pod without a profile uses its requests.
 """
 
@@ -12,8 +12,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from pumice.nodes.colocation import usage_requests
-from pumice.nodes.usage import UsageProfile, profile_of
+from pumice.nodes.usage import UsageProfile, profile_of, usage_requests
 
 if TYPE_CHECKING:
     from .recorder import PodRecord
