@@ -42,7 +42,7 @@ from pumice.api.quantity import QuantityError, int_value, milli_value
 from pumice.events import EventRecorder
 from pumice.store import StoreError
 
-from .agent_config import AgentConfigReader, NodeColocation
+from .agent_config import DEFAULT, AgentConfigReader, NodeColocation
 from .usage import BATCH_CPU, BATCH_MEMORY, declared_requests, next_change, pod_usage
 
 if TYPE_CHECKING:
@@ -189,12 +189,13 @@ def should_publish(current: np.ndarray, new: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class Watermarks:
-    """Eviction thresholds in percent of allocatable (Volcano's defaults: CPU 80/30, memory 60/30)."""
+    """Eviction thresholds in percent of allocatable (Volcano's defaults, the agent configuration's: CPU 80/30,
+    memory 60/30)."""
 
-    cpu_high: int = 80
-    memory_high: int = 60
-    cpu_low: int = 30
-    memory_low: int = 30
+    cpu_high: int = DEFAULT.cpu_high
+    memory_high: int = DEFAULT.memory_high
+    cpu_low: int = DEFAULT.cpu_low
+    memory_low: int = DEFAULT.memory_low
 
     @property
     def high(self) -> tuple[int, int]:

@@ -113,9 +113,9 @@ class FragmentationPlugin(Plugin):
         gpus = nodes.gpus
         req = task.gpu if task.gpu is not None and task.gpu.family == MILLI else None
         idx = view.idx
-        mine = gpus.valid[idx] & (gpus.family[idx] == MILLI)[:, None]
-        free = np.where(mine, gpus.capacity[idx] - gpus.used[idx], 0.0)
-        cap = np.where(mine, gpus.capacity[idx], 0.0)
+        milli = (gpus.family[idx] == MILLI)[:, None]
+        free = np.where(milli, gpus.free(idx), 0.0)
+        cap = np.where(milli & gpus.valid[idx], gpus.capacity[idx], 0.0)
         if req is not None:
             levels = view.task_count - nodes.task_count[idx]
             for level in range(1, int(levels.max(initial=0)) + 1):

@@ -207,9 +207,6 @@ class NumaAwarePlugin(Plugin):
             return []
         assert ask is not None
         idx = view.idx
-        # rows of a ladder hold replicas placed before this one: their CPUs are taken first (below)
-        levels = view.task_count - self.ssn.nodes.task_count[idx]
-        later = np.flatnonzero(levels > 0) if ask.policy not in _NO_POLICY else np.zeros(0, dtype=np.int64)
         checks: list[tuple[str, np.ndarray]] = []
         fits = np.ones(len(idx), dtype=bool)
         if ask.policy in _NO_POLICY:
@@ -219,6 +216,9 @@ class NumaAwarePlugin(Plugin):
             static = self.static[idx]
             same = self.tm_policy[idx] == ask.policy
             free = self.any_free[idx]
+            # rows of a ladder hold replicas placed before this one (replica_safe): their CPUs are taken first
+            levels = view.task_count - self.ssn.nodes.task_count[idx]
+            later = np.flatnonzero(levels > 0)
             for r in later[(has & static & same)[later]].tolist():
                 free[r], fits[r] = self._after(int(idx[r]), ask, int(levels[r]))
             checks += [("numa info is empty", has), ("cpu manager policy isn't static", static),
@@ -232,10 +232,20 @@ class NumaAwarePlugin(Plugin):
         checks.append(("container cannot be assigned by numa", fits))
         return checks
 
-    def _search(self, j: int, ask: _Ask, available: frozenset[int]) -> tuple[frozenset[int] | None, int]:
+    def _search(self, j: int, ask: _Ask, available: frozenset[int],
+                done: dict[frozenset[int], tuple[frozenset[int] | None, int]] | None = None
+                ) -> tuple[frozenset[int] | None, int]:
         """The CPUs node ``j``'s policy gives the request out of ``available`` (None: it cannot), and the NUMA
-        nodes they span; the search depends on the topology, the policy, the CPUs and the request only."""
-        return self._searched(j, ask, available, self._searches(j, ask))
+        nodes they span. The search depends on the topology, the policy, the CPUs and the request only: kept in
+        ``done`` (:meth:`_searches`), shared by the nodes of one topology."""
+        if done is None:
+            done = self._searches(j, ask)
+        found = done.get(available)
+        if found is None:
+            topo = self.numa[j].topo
+            cpus, _ = assign_pod(topo, str(self.tm_policy[j]), available, list(ask.containers))
+            found = done[available] = (cpus, topo.numa_count(cpus) if cpus else 0)
+        return found
 
     def _searches(self, j: int, ask: _Ask) -> dict[frozenset[int], tuple[frozenset[int] | None, int]]:
         """The searches done for the request on node ``j``'s topology and policy, by available CPUs."""
@@ -245,15 +255,6 @@ class NumaAwarePlugin(Plugin):
             found = self.searched[key] = {}
         return found
 
-    def _searched(self, j: int, ask: _Ask, available: frozenset[int],
-                  done: dict[frozenset[int], tuple[frozenset[int] | None, int]]) -> tuple[frozenset[int] | None, int]:
-        found = done.get(available)
-        if found is None:
-            topo = self.numa[j].topo
-            cpus, _ = assign_pod(topo, str(self.tm_policy[j]), available, list(ask.containers))
-            found = done[available] = (cpus, topo.numa_count(cpus) if cpus else 0)
-        return found
-
     def _after(self, j: int, ask: _Ask, level: int) -> tuple[bool, bool]:
         """(some CPU free, the request fits) on node ``j`` once ``level`` more replicas of ``ask`` took their
         CPUs there, each as :meth:`on_allocate` would take them."""
@@ -261,13 +262,13 @@ class NumaAwarePlugin(Plugin):
         done = self._searches(j, ask)
         free = node.free
         for _ in range(level):
-            cpus, _ = self._searched(j, ask, free - node.reserved, done)
+            cpus, _ = self._search(j, ask, free - node.reserved, done)
             if cpus is None or not free:
                 return bool(free), False
             free = free - cpus
         if not free:
             return False, False
-        return True, self._searched(j, ask, free - node.reserved, done)[0] is not None
+        return True, self._search(j, ask, free - node.reserved, done)[0] is not None
 
     def replica_safe(self, task: TaskInfo) -> bool:
         """The answer on a node reads that node's free CPUs, which change only with placements there (rows
