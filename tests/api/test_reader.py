@@ -219,3 +219,13 @@ def test_read_text_file_stops_reading_past_the_limit(tmp_path: Path) -> None:
     if os.path.exists("/dev/zero"):  # no size to trust: the read itself stops
         with pytest.raises(reader.TooLarge):
             reader.read_text_file("/dev/zero", max_bytes=1 << 16)
+
+
+def test_a_map_key_that_does_not_print_keeps_the_error_on_one_line() -> None:
+    # found by the fuzz suite: a label key "\n" with a null value put a newline into the field path
+    text = ('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {"\\n": null}},'
+            ' "spec": {"containers": [{"name": "c", "image": "busybox"}]}}')
+    with pytest.raises(ManifestError) as err:
+        load_text(text, "odd.yaml")
+    message = str(err.value)
+    assert "\n" not in message and 'labels["\\n"]' in message, message

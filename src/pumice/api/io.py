@@ -238,7 +238,8 @@ _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 def _format_path(parts: Iterable[str | int]) -> str:
     """``("spec", "containers", 0, "resources")`` -> ``spec.containers[0].resources``.
 
-    Map keys that are not plain words (``nvidia.com/gpu``) are written in brackets.
+    Map keys that are not plain words (``nvidia.com/gpu``) are written in brackets, JSON-quoted when they hold
+    characters that do not print (a newline would break the one-line error).
     """
     out = ""
     for part in parts:
@@ -247,7 +248,7 @@ def _format_path(parts: Iterable[str | int]) -> str:
         elif _PLAIN_KEY.match(part):
             out += f".{part}" if out else part
         else:
-            out += f"[{part}]"
+            out += f"[{part}]" if part.isprintable() else f"[{json.dumps(part)}]"
     return out
 
 
