@@ -83,11 +83,30 @@ def test_quickstart(quickstart: tuple[Kube120, PumiceRun, Recorder]) -> None:
     reasons = kubectl(kc, "get", "events", "-o", "jsonpath={range .items[*]}{.involvedObject.name} {.reason}\n{end}")
     assert any(line.startswith("gang-job-") and line.endswith(" Unschedulable") for line in reasons.splitlines()
                if not line.startswith("gang-job-min4"))
-
     # dependsOn: task-b's pod appears only after task-a's pod succeeded
     a_done = next(t for t, phase in recorder.history.phases["default/workflow-job-task-a-0"] if phase == "Succeeded")
     assert recorder.history.created["default/workflow-job-task-b-0"] >= a_done
     assert not recorder.bound_twice()
+
+    # a pod no node can take says why, as Volcano's do: a PodScheduled=False condition with the reason and a
+    # FailedScheduling event (written by the scheduler's status writers while its cycles go on)
+    kubectl(kc, "run", "nowhere", "--image=busybox", "--restart=Never", "--overrides", json.dumps(
+        {"spec": {"schedulerName": "volcano", "nodeSelector": {"pumice.io/test": "nowhere"}}}))
+
+    def pod_says_why() -> bool:
+        conditions = json.loads(kubectl(kc, "get", "pod", "nowhere", "-o", "json"))["status"].get("conditions", [])
+        return any(c["type"] == "PodScheduled" and c["status"] == "False" and c.get("reason") == "Unschedulable"
+                   and "selector" in c.get("message", "") for c in conditions)
+
+    try:
+        eventually(pod_says_why, 60, "pod nowhere: PodScheduled=False, Unschedulable, naming the node selector")
+    except AssertionError as err:
+        pod = kubectl(kc, "get", "pod", "nowhere", "-o", "jsonpath={.status}")
+        groups = kubectl(kc, "get", "podgroup", "-o", "jsonpath={range .items[*]}{.metadata.name} {.status}\n{end}")
+        raise AssertionError(f"{err}; the pod has {pod}; podgroups {groups}; pumice: {run.text()[-2000:]}") from None
+    eventually(lambda: "FailedScheduling" in kubectl(
+        kc, "get", "events", "--field-selector", "involvedObject.name=nowhere",
+        "-o", "jsonpath={.items[*].reason}").split(), 60, "pod nowhere: a FailedScheduling event")
     assert "Traceback" not in run.text()
 
 

@@ -217,3 +217,28 @@ def test_property_a_version_after_one_that_passed_gets_the_verdict_of_a_fresh_ch
     for after in (bound, poisoned_version):
         fresh = problem(copy.deepcopy(after))
         assert problem(after, before) == fresh
+
+
+_TOLERATION_VALUES = st.one_of(st.none(), st.text(max_size=3), st.integers(-2, 2), st.booleans(), st.floats(0, 9),
+                               st.lists(st.text(max_size=2), max_size=1), st.dictionaries(st.text(max_size=2),
+                                                                                         st.text(max_size=2)))
+_TOLERATION = st.one_of(
+    st.fixed_dictionaries({}, optional={k: _TOLERATION_VALUES for k in
+                                        ("key", "operator", "value", "effect", "tolerationSeconds", "extra")}),
+    _TOLERATION_VALUES)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TOLERATION, max_size=3))
+def test_property_tolerations_checked_without_the_model_get_the_models_verdict(tolerations: list[Any]) -> None:
+    """Every pod carries tolerations (the API server adds two), so they are checked field by field, and the
+    pydantic model is asked only to name what is wrong: the verdict is the model's, whatever the values."""
+    from pumice.api.core import Toleration
+    from pumice.api.wellformed import _Bad, _model
+
+    try:
+        _model(list[Toleration], tolerations or None, "spec.tolerations")
+        expected = None
+    except _Bad as bad:
+        expected = str(bad)
+    assert problem({**pod("p", tolerations=copy.deepcopy(tolerations)), "kind": "Pod"}) == expected

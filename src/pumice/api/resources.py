@@ -29,6 +29,7 @@ __all__ = [
     "QUEUES",
     "REPLICASETS",
     "RESOURCEQUOTAS",
+    "SCHEDULER_WATCHED",
     "STATEFULSETS",
     "resource_of",
 ]
@@ -57,3 +58,8 @@ QUEUES = "queues.scheduling.volcano.sh"
 REPLICASETS = "replicasets.apps"
 RESOURCEQUOTAS = "resourcequotas"
 STATEFULSETS = "statefulsets.apps"
+
+
+#: What the scheduler always watches (its informers), in the order it lists them; ``pumice run`` starts these
+#: lists first thing, so that the API server prepares them while the rest of the scheduler is imported.
+SCHEDULER_WATCHED = ("nodes", QUEUES, PRIORITYCLASSES, HYPERNODES, PODGROUPS, "pods", RESOURCEQUOTAS)

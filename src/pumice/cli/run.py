@@ -210,19 +210,19 @@ def run(
     ] = None,
 ) -> None:
     """Run pumice's scheduler, controllers (and fake nodes) on a Kubernetes cluster."""
+    # imported here only what is needed before the first lists are sent (see below): the rest meanwhile
+    from pumice.api.resources import SCHEDULER_WATCHED
     from pumice.clock import WallClock
     from pumice.gctune import RARE
-    from pumice.runtime.components import LEASE_NAMES, Components, RunSettings
-    from pumice.runtime.schedconf import ConfFile
-    from pumice.scheduler import ConfError
     from pumice.store import NotFound, StoreError
     from pumice.store.kube import KubeStore
-    from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
 
     gc.set_threshold(*RARE)  # a scheduler's state is large and long-lived: see pumice.gctune
     sys.setswitchinterval(SWITCH_INTERVAL)
     chosen = _components(components)
-    policy = descheduler_policy(descheduler_policy_file, descheduling_interval)
+    policy = None  # Volcano's defaults; flags given for a descheduler are checked even when it does not run
+    if "descheduler" in chosen or descheduler_policy_file is not None or descheduling_interval != "10m":
+        policy = descheduler_policy(descheduler_policy_file, descheduling_interval)
     if time_scale <= 0:
         raise _fail("--time-scale must be positive", 2)
     if qps <= 0 or burst < 1:
@@ -233,11 +233,18 @@ def run(
     names = tuple(dict.fromkeys(scheduler_name or ["volcano"]))
     if any(not n.strip() for n in names):
         raise _fail("--scheduler-name: empty name", 2)
-    try:
-        conf_file = ConfFile(config) if config is not None else None
-        discovery = load_discovery_config(discover_topology) if discover_topology is not None else None
-    except (ConfError, DiscoveryConfigError) as err:
-        raise _fail(str(err), 2) from None
+    conf_file: Any = None
+    discovery: Any = None
+    if config is not None or discover_topology is not None:
+        from pumice.runtime.schedconf import ConfFile
+        from pumice.scheduler import ConfError
+        from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config
+
+        try:
+            conf_file = ConfFile(config) if config is not None else None
+            discovery = load_discovery_config(discover_topology) if discover_topology is not None else None
+        except (ConfError, DiscoveryConfigError) as err:
+            raise _fail(str(err), 2) from None
     measured = conf_file.conf.metrics if conf_file is not None else None
     if measured is not None and measured.type == "simulated" and "nodes" not in chosen:
         raise _fail(f"--config {config}: metrics.type simulated reads the fake nodes' kubelet: add nodes to "
@@ -245,6 +252,8 @@ def run(
     connection = _connect(kubeconfig, context)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     store = KubeStore(connection, qps=qps, burst=burst, retry_deadline=60.0)
+    if "scheduler" in chosen:  # the API server prepares the scheduler's first lists while the rest is imported
+        store.start_informers(SCHEDULER_WATCHED)
     try:
         required = sorted({r for c in chosen for r in REQUIRED.get(c, ())})
         version = store.check(required)
@@ -278,6 +287,8 @@ def run(
             raise _fail(f"--listen-address {listen_address}: cannot listen there (address in use or not "
                         "local)", 1) from None
         print(f"pumice run: metrics on {metrics_server.url}/metrics", flush=True)  # type: ignore[attr-defined]
+    from pumice.runtime.components import LEASE_NAMES, Components, RunSettings
+
     settings = RunSettings(components=tuple(c for c in chosen if c != "admission"), scheduler_names=names,
                            conf_file=conf_file, discovery=discovery,
                            leader_elect=leader_elect, lock_namespace=lock_namespace, period=schedule_period,

@@ -148,6 +148,8 @@ class Components:
                 with contextlib.suppress(Exception):
                     close()
         if self.scheduler is not None:
+            with contextlib.suppress(Exception):
+                self.scheduler.close()  # its status writes in flight are sent
             for informer in self.scheduler.informers.values():
                 informer.close()
 

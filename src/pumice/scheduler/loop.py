@@ -11,10 +11,11 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from typing import Any
 
-from pumice.api.resources import PODGROUPS, QUEUES
+from pumice.api.resources import PODGROUPS, QUEUES, SCHEDULER_WATCHED
 from pumice.api.wellformed import screened
 from pumice.clock import Clock
 from pumice.events import EventRecorder
@@ -27,15 +28,7 @@ from pumice.store import Gone, Store, StoreError
 STATUS_WORKERS = 16
 
 #: What the scheduler watches, in the order a session needs them.
-WATCHED = (
-    "nodes",
-    "queues.scheduling.volcano.sh",
-    "priorityclasses.scheduling.k8s.io",
-    "hypernodes.topology.volcano.sh",
-    "podgroups.scheduling.volcano.sh",
-    "pods",
-    "resourcequotas",
-)
+WATCHED = SCHEDULER_WATCHED
 #: Watched when a configured plugin reads them (``pdb``); a server that does not serve them is left alone.
 OPTIONAL: dict[str, str] = {"poddisruptionbudgets.policy": "pdb", "numatopologies.nodeinfo.volcano.sh": "numa-aware"}
 
@@ -134,11 +127,15 @@ class SchedulerLoop:
         self._synced_version: object = None
         self._dispatched: dict[str, bool] = {}  # pod key -> bind sent during the session (True) or refused
         self._pool: ThreadPoolExecutor | None = None
+        #: Status writes handed to the pool and not yet settled, by (resource, object key) (see ``_each``).
+        self._writing: dict[tuple[str, str], Future[Any]] = {}
         #: Node usage from ``metrics_source`` (Volcano's metrics collection), asked once per metrics interval.
         self.node_metrics = MetricsPoller(metrics_source) if metrics_source is not None else None
         self._node_usage: NodeUsage | None = None
 
     def sync(self) -> bool:
+        if self._writing:
+            self._settle(wait=False)
         # Every watch event is a write, and every write moves the store's change marker (after its
         # event is published): when it has not moved since the last sync, there is nothing to drain.
         version = self._changes()
@@ -249,20 +246,53 @@ class SchedulerLoop:
             return
         self._dispatched[pod] = True
 
-    def _each(self, write: Callable[[Any], None], items: list[Any]) -> None:
-        """``write(item)`` for each item: in order here, or by ``STATUS_WORKERS`` threads on a store whose writes
-        are requests to an API server (as Volcano's job updater writes PodGroup statuses, 16 at a time)."""
-        if len(items) < 2 or not getattr(self.store, "pipelines_binds", False):
+    def _each(self, resource: str, write: Callable[[Any], Any], items: list[Any]) -> None:
+        """``write(item)`` for each item (``item[0]``: the object's key): in order here, or, on a store whose writes
+        are requests to an API server, by ``STATUS_WORKERS`` threads (as Volcano's job updater writes PodGroup
+        statuses, 16 at a time) while the loop goes on: the store sends them after the cycle's binds, and a cycle
+        that waited for them would leave the pods that arrive meanwhile waiting as long. An object whose last
+        write is still in flight is left for a later cycle (``busy``), so that its writes stay in order. A write
+        returns None, or a pod and the message of the ``FailedScheduling`` event to record once it is written
+        (by ``_settle``, on this thread)."""
+        if not getattr(self.store, "pipelines_binds", False):
             for item in items:
-                write(item)
+                self._record_failed(write(item))
+            return
+        if not items:
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(STATUS_WORKERS, thread_name_prefix="status-writer")
-        list(self._pool.map(write, items))
+        for item in items:
+            self._writing[(resource, item[0])] = self._pool.submit(write, item)
+
+    def busy(self, resource: str, key: str) -> bool:
+        """A status write of this object is in flight."""
+        return (resource, key) in self._writing
+
+    def _settle(self, *, wait: bool) -> None:
+        """Take the answers of the status writes in flight: all of them (``wait``), else those already answered."""
+        if wait:
+            futures_wait(self._writing.values())
+        done = [(k, f) for k, f in self._writing.items() if f.done()]
+        for key, future in done:
+            del self._writing[key]
+            self._record_failed(future.result())
+
+    def _record_failed(self, written: tuple[dict[str, Any], str] | None) -> None:
+        if written is not None and self.recorder is not None and self.pod_events:
+            self.recorder.event(written[0], "Warning", "FailedScheduling", written[1])
+
+    def close(self) -> None:
+        """Wait for the status writes in flight and stop the writers (the informers stay open)."""
+        self._settle(wait=True)
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     def _write_back(self, outcome: SessionOutcome) -> int:
         """Write the session's decisions; returns how many binds failed."""
         store = self.store
+        self._settle(wait=False)
         # write results are only read (``copy=False``: the store may hand back its own objects); the status
         # patches below are built for the store and never touched again: handed over (``owned=True``)
         for pod_key in outcome.evictions:
@@ -300,7 +330,7 @@ class SchedulerLoop:
         pg_writes: list[tuple[str, dict[str, Any], tuple[Any, ...]]] = []
         for key, status in outcome.podgroups.items():
             pg = pgs.get(key)
-            if pg is None:
+            if pg is None or self.busy(PODGROUPS, key):
                 continue
             job = jobs.get(key)
             # what this cycle would write, and the version it would write it over: when both equal
@@ -346,11 +376,11 @@ class SchedulerLoop:
             else:
                 written[key] = (patched["metadata"].get("resourceVersion"), *signature[1:])
 
-        self._each(write_pg, pg_writes)
+        self._each(PODGROUPS, write_pg, pg_writes)
         pod_writes: list[tuple[str, dict[str, Any], list[dict[str, Any]], str]] = []
         for key, message in outcome.pending_pods.items():
             pending = pods.get(key)
-            if pending is None:
+            if pending is None or self.busy("pods", key):
                 continue
             status = pending.get("status") or {}
             cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
@@ -360,28 +390,30 @@ class SchedulerLoop:
                 continue
             pod_writes.append((key, pending, [*others, cond], message))
 
-        failed: list[tuple[dict[str, Any], str]] = []
-
-        def write_pod(item: tuple[str, dict[str, Any], list[dict[str, Any]], str]) -> None:
+        def write_pod(item: tuple[str, dict[str, Any], list[dict[str, Any]], str]
+                      ) -> tuple[dict[str, Any], str] | None:
             key, target, conditions, message = item
             ns, name = key.split("/", 1)
-            with contextlib.suppress(StoreError):
+            try:
                 store.patch("pods", ns, name, {"status": {"conditions": conditions}}, subresource="status",
                             copy=False, owned=True)
-                failed.append((target, message))
+            except StoreError:
+                return None
+            return target, message  # its event is recorded on the loop's thread: the recorder is not thread-safe
 
-        self._each(write_pod, pod_writes)
-        if pod_recorder is not None:  # events from this thread only: the recorder is not thread-safe
-            for unschedulable, message in failed:
-                pod_recorder.event(unschedulable, "Warning", "FailedScheduling", message)
+        self._each("pods", write_pod, pod_writes)
         queues = self.informers[QUEUES].objects
-        for name, allocated in outcome.queue_allocated.items():
-            q = queues.get(name)
-            if q is None or (q.get("status") or {}).get("allocated", {}) == allocated:
-                continue
+        queue_writes = [(name, allocated) for name, allocated in outcome.queue_allocated.items()
+                        if (q := queues.get(name)) is not None and not self.busy(QUEUES, name)
+                        and (q.get("status") or {}).get("allocated", {}) != allocated]
+
+        def write_queue(item: tuple[str, dict[str, Any]]) -> None:
+            name, allocated = item
             with contextlib.suppress(StoreError):
                 store.patch(QUEUES, None, name, {"status": {"allocated": allocated or None}}, subresource="status",
                             copy=False)
+
+        self._each(QUEUES, write_queue, queue_writes)
         return bind_errors
 
 

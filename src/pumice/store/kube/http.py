@@ -63,11 +63,14 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
+
+
 def decode(raw: bytes, what: str) -> Any:
     """An answer of the API server as JSON; anything else (a proxy's HTML page, a truncated body, nesting past
     the interpreter's stack, ``NaN``) is an :class:`ApiFailure` naming the request, never another exception."""
     try:
-        return json.loads(raw, parse_constant=_not_json)
+        return _DECODER.decode(raw.decode())
     except RecursionError:
         raise ApiFailure(f"{what}: the API server's answer is not JSON: nested too deeply") from None
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, a constant
@@ -114,8 +117,9 @@ class ApiClient:
 
     async def request(self, method: str, path: str, body: Any = None, *, params: Mapping[str, str] | None = None,
                       content_type: str = JSON, redo_conflict: bool = False, what: str = "",
-                      deadline: float | None = None) -> Any:
-        """One request; the decoded JSON answer. Retries as the module docstring says, then raises."""
+                      deadline: float | None = None, answer: bool = True) -> Any:
+        """One request; the decoded JSON answer (``answer=False``: an empty one, for a caller that does not read
+        it: a binding, an event). Retries as the module docstring says, then raises."""
         session = self._open()
         data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
         url = URL(self.server + path, encoded=True)  # paths are built quoted: no parsing again
@@ -137,12 +141,12 @@ class ApiClient:
                 code, retry_after, raw = 0, None, b""
             else:
                 if code < 300:
-                    return decode(raw, what) if raw else {}
+                    return decode(raw, what) if raw and answer else {}
                 try:
-                    answer = decode(raw, what) if raw else None
+                    status = decode(raw, what) if raw else None
                 except ApiFailure:
-                    answer = {"message": raw.decode(errors="replace")[:200]}
-                failure = status_error(code, answer, what)
+                    status = {"message": raw.decode(errors="replace")[:200]}
+                failure = status_error(code, status, what)
             retriable = code == 0 or code in _RETRIED or (code == 409 and redo_conflict
                                                           and not isinstance(failure, AlreadyExists))
             if not retriable or time.monotonic() >= give_up:

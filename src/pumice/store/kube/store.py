@@ -167,12 +167,8 @@ class KubeStore:
         informer = self._informers.get(resource)
         if informer is None:
             with self._ledger.lock:
-                informer = self._informers.get(resource)
-                if informer is None:
-                    informer = Informer(self._info(resource), self.api, self._ledger,
-                                        watch_timeout=self._watch_timeout)
-                    self._informers[resource] = informer
-                    self._loop.call_soon_threadsafe(self._spawn, informer)
+                self.start_informers((resource,))
+                informer = self._informers[resource]
         if not informer.synced.is_set() and not informer.synced.wait(timeout):
             raise ConnectionError_(f"{self.connection.server}: no answer to the list of {resource} in {timeout:.0f} s")
         if informer.error is not None:
@@ -185,17 +181,22 @@ class KubeStore:
             raise err
         return informer
 
-    def prefetch(self, resources: Iterable[str], timeout: float = SYNC_TIMEOUT) -> None:
-        """Start the informers of ``resources`` together and wait for all their first lists (faster than one by
-        one); raises as ``informer`` does."""
-        names = list(dict.fromkeys(resources))
+    def start_informers(self, resources: Iterable[str]) -> None:
+        """Start the informers of ``resources`` without waiting: their first lists are under way (a read of one
+        waits for its list; a list that fails is that read's error)."""
         with self._ledger.lock:
-            for resource in names:
+            for resource in dict.fromkeys(resources):
                 if resource not in self._informers:
                     informer = Informer(self._info(resource), self.api, self._ledger,
                                         watch_timeout=self._watch_timeout)
                     self._informers[resource] = informer
                     self._loop.call_soon_threadsafe(self._spawn, informer)
+
+    def prefetch(self, resources: Iterable[str], timeout: float = SYNC_TIMEOUT) -> None:
+        """Start the informers of ``resources`` together and wait for all their first lists (faster than one by
+        one); raises as ``informer`` does."""
+        names = list(dict.fromkeys(resources))
+        self.start_informers(names)
         for resource in names:
             self.informer(resource, timeout)
 
@@ -319,7 +320,8 @@ class KubeStore:
         path = collection_path(info, meta.get("namespace"))
         if resource == EVENTS:
             self._later((meta.get("namespace", ""), str(meta.get("name") or "")),
-                        lambda: self.api.request("POST", path, body, what=f"create event {meta.get('name')}"))
+                        lambda: self.api.request("POST", path, body, what=f"create event {meta.get('name')}",
+                                                 answer=False))
             return body
         created = self._call(self._write("POST", path, body, what=f"create {resource} {meta.get('name') or ''}"))
         return self._result(resource, created, copy)
@@ -365,7 +367,7 @@ class KubeStore:
         what = f"patch {resource} {name}"
         if resource == EVENTS:
             self._later((ns or "", name), lambda: self.api.request("PATCH", path, patch, content_type=content_type,
-                                                                   redo_conflict=True, what=what))
+                                                                   redo_conflict=True, what=what, answer=False))
             return {"metadata": {"name": name, "namespace": ns}}
         patched = self._call(self._write("PATCH", path, patch, content_type=content_type,
                                          redo_conflict=content_type == MERGE_PATCH and not pinned, what=what,
@@ -467,7 +469,7 @@ class KubeStore:
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
         path = object_path(self._info("pods"), ns, name, "binding")
         try:
-            await self.api.request("POST", path, body, what=f"bind pod {ns}/{name} to {node}")
+            await self.api.request("POST", path, body, what=f"bind pod {ns}/{name} to {node}", answer=False)
         except Conflict as err:
             if f'{_ALREADY_ON}{node}"' not in err.message:  # our own earlier attempt landed: done
                 raise
