@@ -24,7 +24,18 @@ MODELS = {
 
 
 def test_every_name_is_its_models() -> None:
-    names = [n for n in resources.__all__ if n != "resource_of"]
+    names = [n for n in resources.__all__ if isinstance(getattr(resources, n), str)]
     assert sorted(names) == sorted(MODELS)
     for name in names:
         assert getattr(resources, name) == resources.resource_of(MODELS[name]), name
+
+
+def test_what_the_scheduler_watches_is_served_by_every_store() -> None:
+    """``pumice run`` starts these lists before the scheduler is imported: each must be a resource the stores
+    know (the scheduler's informers are built from the same tuple)."""
+    from pumice.scheduler.loop import WATCHED
+    from pumice.store.resources import DEFAULT_RESOURCES
+
+    assert WATCHED is resources.SCHEDULER_WATCHED
+    known = {info.name for info in DEFAULT_RESOURCES}
+    assert set(resources.SCHEDULER_WATCHED) <= known, set(resources.SCHEDULER_WATCHED) - known

@@ -30,13 +30,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pumice.clock import Clock, WallClock
 from pumice.store import Store, StoreError
 
 from .leader import LeaderElector
-from .schedconf import ConfFile, live_default_conf
+
+if TYPE_CHECKING:
+    from .schedconf import ConfFile
 
 __all__ = ["COMPONENTS", "DEFAULT_COMPONENTS", "LEASE_NAMES", "Components", "RunSettings"]
 
@@ -204,6 +206,8 @@ class Components:
     def _run_scheduler(self) -> None:
         from pumice.controllers.queue import ensure_default_queues
         from pumice.scheduler.loop import SchedulerLoop
+
+        from .schedconf import live_default_conf
 
         if not self._lead("scheduler"):
             return
