@@ -26,6 +26,8 @@ from pumice.store import Gone, Store, StoreError
 
 #: Status writes in flight at once on a store whose writes are requests (Volcano's ``jobUpdaterWorker``).
 STATUS_WORKERS = 16
+#: How long a stopping scheduler waits for its status writes in flight.
+CLOSE_TIMEOUT = 5.0
 
 #: What the scheduler watches, in the order a session needs them.
 WATCHED = SCHEDULER_WATCHED
@@ -269,10 +271,11 @@ class SchedulerLoop:
         """A status write of this object is in flight."""
         return (resource, key) in self._writing
 
-    def _settle(self, *, wait: bool) -> None:
-        """Take the answers of the status writes in flight: all of them (``wait``), else those already answered."""
+    def _settle(self, *, wait: bool, timeout: float | None = None) -> None:
+        """Take the answers of the status writes in flight: all of them (``wait``, up to ``timeout``), else those
+        already answered."""
         if wait:
-            futures_wait(self._writing.values())
+            futures_wait(self._writing.values(), timeout)
         done = [(k, f) for k, f in self._writing.items() if f.done()]
         for key, future in done:
             del self._writing[key]
@@ -282,11 +285,12 @@ class SchedulerLoop:
         if written is not None and self.recorder is not None and self.pod_events:
             self.recorder.event(written[0], "Warning", "FailedScheduling", written[1])
 
-    def close(self) -> None:
-        """Wait for the status writes in flight and stop the writers (the informers stay open)."""
-        self._settle(wait=True)
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Wait (up to ``timeout``: a server that does not answer must not hold a stopping scheduler) for the status
+        writes in flight, and stop the writers (the informers stay open)."""
+        self._settle(wait=True, timeout=timeout)
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
     def _write_back(self, outcome: SessionOutcome) -> int:
