@@ -229,3 +229,12 @@ def test_a_map_key_that_does_not_print_keeps_the_error_on_one_line() -> None:
         load_text(text, "odd.yaml")
     message = str(err.value)
     assert "\n" not in message and 'labels["\\n"]' in message, message
+
+
+def test_an_object_name_that_does_not_print_keeps_the_error_on_one_line() -> None:
+    # found by the fuzz suite: a Pod named "\n\n    " with a spec of the wrong type
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: '\n\n    '\nspec: []\n"
+    with pytest.raises(ManifestError) as err:
+        load_text(text, "odd.yaml")
+    message = str(err.value)
+    assert "\n" not in message and message.startswith("odd.yaml: document 1 (") and "got a list" in message, message

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 __all__ = ["ManifestError", "UnknownResourceError"]
 
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _printable(text: str) -> str:
+    """``text``, JSON-quoted when it holds characters that do not print (an object named ``"\n"``)."""
+    return text if text.isprintable() else json.dumps(text)
 
 
 class ManifestError(ValueError):
@@ -36,11 +43,11 @@ class ManifestError(ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        parts = [self.source]
+        parts = [_printable(self.source)]
         if self.document is not None:
             where = f"document {self.document}"
             if self.obj:
-                where += f" ({self.obj})"
+                where += f" ({_printable(self.obj)})"
             parts.append(where)
         if self.path:
             parts.append(self.path)
