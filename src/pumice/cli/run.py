@@ -151,6 +151,9 @@ def _listen_address(value: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
+#: Volcano's descheduler runs every ten minutes unless told otherwise.
+DESCHEDULING_INTERVAL = "10m"
+
 #: How long a thread holding the GIL keeps it while another waits (Python's default: 5 ms). The API
 #: client's thread gives the GIL up at every socket call and would then wait out the scheduler thread's
 #: whole slice before its next request: binds posted during a session went at half the API server's pace.
@@ -170,7 +173,8 @@ def run(
                                   help="descheduler: Volcano's DeschedulerPolicy YAML (LoadAware, DefaultEvictor)")
     ] = None,
     descheduling_interval: Annotated[
-        str, typer.Option("--descheduling-interval", help="descheduler: how often it runs (Go duration)")] = "10m",
+        str, typer.Option("--descheduling-interval", help="descheduler: how often it runs (Go duration)")
+    ] = DESCHEDULING_INTERVAL,
     config: Annotated[
         Path | None, typer.Option("--config", help="volcano-scheduler.conf, re-read when it changes")] = None,
     discover_topology: Annotated[
@@ -221,7 +225,7 @@ def run(
     sys.setswitchinterval(SWITCH_INTERVAL)
     chosen = _components(components)
     policy = None  # Volcano's defaults; flags given for a descheduler are checked even when it does not run
-    if "descheduler" in chosen or descheduler_policy_file is not None or descheduling_interval != "10m":
+    if "descheduler" in chosen or descheduler_policy_file is not None or descheduling_interval != DESCHEDULING_INTERVAL:
         policy = descheduler_policy(descheduler_policy_file, descheduling_interval)
     if time_scale <= 0:
         raise _fail("--time-scale must be positive", 2)

@@ -279,7 +279,8 @@ class SchedulerLoop:
         done = [(k, f) for k, f in self._writing.items() if f.done()]
         for key, future in done:
             del self._writing[key]
-            self._record_failed(future.result())
+            if not future.cancelled():  # cancelled by ``close``: nothing was written
+                self._record_failed(future.result())
 
     def _record_failed(self, written: tuple[dict[str, Any], str] | None) -> None:
         if written is not None and self.recorder is not None and self.pod_events:
