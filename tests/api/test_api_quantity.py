@@ -7,7 +7,7 @@ import re
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from kubernetes.utils.quantity import parse_quantity as k8s_parse_quantity
 
@@ -76,9 +76,27 @@ def test_fast_path_matches_exact_value(number: int, suffix: str) -> None:
     assert int_value(text) == round_away(expected)
 
 
+def _beyond_exponent_bound(text: str) -> bool:
+    """A non-zero number with a decimal exponent past +-1000: the one thing Go reads and pumice refuses."""
+    match = re.fullmatch(r"[+-]?([0-9.]*)[eE]([+-]?[0-9]+)", text)
+    return bool(match) and abs(int(match[2])) > 1000 and any(c in "123456789" for c in match[1])
+
+
 @given(st.text("0123456789.+-eEKMGTPinumk x_", max_size=8))
+@example("0E2000")
+@example("-0.0e99999")
+@example("1e1001")
 def test_accepts_exactly_the_go_grammar(text: str) -> None:
-    assert is_valid_quantity(text) == bool(GO_GRAMMAR.fullmatch(text))
+    assert is_valid_quantity(text) == (bool(GO_GRAMMAR.fullmatch(text)) and not _beyond_exponent_bound(text))
+
+
+@pytest.mark.parametrize(("text", "valid"), [("0e5000", True), ("0.000E-70000", True), ("1e1000", True),
+                                             ("1e1001", False), ("-2.5E-1001", False)])
+def test_exponent_bound(text: str, valid: bool) -> None:
+    """Past +-1000, Go's exponents are refused (a value of thousands of digits) except for zero."""
+    assert is_valid_quantity(text) is valid
+    if valid and text.startswith("0"):
+        assert parse_quantity(text) == 0
 
 
 @pytest.mark.parametrize(

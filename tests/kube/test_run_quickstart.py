@@ -77,9 +77,16 @@ def test_quickstart(quickstart: tuple[Kube120, PumiceRun, Recorder]) -> None:
     first = min4_bound()
     assert first[3] - first[0] < 1.0, f"the min-4 gang did not start together: {first[:4]}"
 
-    # the gang of 20 (80 CPU on 24) never starts a pod, and says why
+    # the gang of 20 (80 CPU on 24) never starts a pod, and says why: its PodGroup is never admitted (the job
+    # controller creates no pod for a Pending PodGroup, as Volcano's does), with an Unschedulable condition
     gang20 = [key for key in recorder.history.created if key.startswith("default/gang-job-maintask-")]
     assert not [key for key in gang20 if recorder.history.bound.get(key)]
+    groups = json.loads(kubectl(kc, "get", "podgroups", "-o", "json"))["items"]
+    group = next(g for g in groups if any(ref.get("name") == "gang-job"
+                                          for ref in g["metadata"].get("ownerReferences", [])))
+    assert group["status"].get("phase") == "Pending", group["status"]
+    assert any(c.get("type") == "Unschedulable" and c.get("status") == "True" and c.get("message")
+               for c in group["status"].get("conditions", [])), group["status"]
     reasons = kubectl(kc, "get", "events", "-o", "jsonpath={range .items[*]}{.involvedObject.name} {.reason}\n{end}")
     assert any(line.startswith("gang-job-") and line.endswith(" Unschedulable") for line in reasons.splitlines()
                if not line.startswith("gang-job-min4"))

@@ -54,7 +54,7 @@ _DECIMAL_EXP: dict[str, int] = {
 _MILLI_MULT: dict[str, int] = {s: 10 ** (e + 3) for s, e in _DECIMAL_EXP.items() if e >= -3}
 _MILLI_MULT.update({s: m * 1000 for s, m in _BINARY.items()})
 
-# Go accepts any int64 exponent; we bound it so that "1e999999999" cannot exhaust memory.
+# Go accepts any int64 exponent; we bound it so that "1e999999999" cannot exhaust memory (zero stays zero).
 _MAX_EXPONENT = 1000
 
 _QUANTITY_RE = re.compile(
@@ -116,6 +116,8 @@ def _parse_text(text: str) -> Fraction:
     if match["exp"] is not None:
         exponent = int(match["exp"])
         if abs(exponent) > _MAX_EXPONENT:
+            if mantissa == 0 and abs(exponent) < 2**63:  # zero at any exponent Go reads (an int64)
+                return Fraction(0)
             raise QuantityError(text, "exponent out of range")
         return value * Fraction(10) ** exponent
     suffix = match["suffix"] or ""

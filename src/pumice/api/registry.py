@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from pumice.api.apiextensions import CustomResourceDefinition
-from pumice.api.apps import Deployment, ReplicaSet, StatefulSet
-from pumice.api.batch import Command, CronJob, Job
-from pumice.api.batch_v1 import BatchJob
-from pumice.api.core import Namespace, Node, Pod, ResourceQuota, ServiceAccount
 from pumice.api.errors import UnknownResourceError
-from pumice.api.federation import MemberCluster
-from pumice.api.flow import JobFlow, JobTemplate
 from pumice.api.meta import KubeObject
-from pumice.api.nodeinfo import Numatopology
-from pumice.api.policy import PodDisruptionBudget
-from pumice.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
-from pumice.api.scheduling import PodGroup, PriorityClass, Queue
-from pumice.api.topology import HyperNode
 
 __all__ = [
     "ALIASES",
+    "KINDS",
     "MODELS",
     "GenericObject",
     "kind_for_resource",
@@ -45,42 +36,70 @@ class GenericObject(KubeObject):
         return f"{namespace}/{self.name}" if namespace else self.name
 
 
-#: Every modelled kind. Where two share a CLI word (``jobs``), the first wins: Volcano's Job before
-#: Kubernetes' (``jobs.batch`` names that one).
-MODELS: tuple[type[KubeObject], ...] = (
-    Namespace,
-    Node,
-    Pod,
-    ResourceQuota,
-    ServiceAccount,
-    PriorityClass,
-    PodGroup,
-    Queue,
-    HyperNode,
-    Job,
-    CronJob,
-    Command,
-    Numatopology,
-    Deployment,
-    ReplicaSet,
-    StatefulSet,
-    BatchJob,
-    Role,
-    ClusterRole,
-    RoleBinding,
-    ClusterRoleBinding,
-    CustomResourceDefinition,
-    JobFlow,
-    JobTemplate,
-    MemberCluster,
-    PodDisruptionBudget,
+#: Every modelled kind: (apiVersion, kind, module, class). Where two share a CLI word (``jobs``), the first
+#: wins: Volcano's Job before Kubernetes' (``jobs.batch`` names that one). A model's module is imported when
+#: the model is first asked for: building the pydantic classes of every kind costs a command that reads a few
+#: kinds a fifth of a second (``tests/api/test_api_registry.py`` checks the table against the classes).
+KINDS: tuple[tuple[str, str, str, str], ...] = (
+    ("v1", "Namespace", "pumice.api.core", "Namespace"),
+    ("v1", "Node", "pumice.api.core", "Node"),
+    ("v1", "Pod", "pumice.api.core", "Pod"),
+    ("v1", "ResourceQuota", "pumice.api.core", "ResourceQuota"),
+    ("v1", "ServiceAccount", "pumice.api.core", "ServiceAccount"),
+    ("scheduling.k8s.io/v1", "PriorityClass", "pumice.api.scheduling", "PriorityClass"),
+    ("scheduling.volcano.sh/v1beta1", "PodGroup", "pumice.api.scheduling", "PodGroup"),
+    ("scheduling.volcano.sh/v1beta1", "Queue", "pumice.api.scheduling", "Queue"),
+    ("topology.volcano.sh/v1alpha1", "HyperNode", "pumice.api.topology", "HyperNode"),
+    ("batch.volcano.sh/v1alpha1", "Job", "pumice.api.batch", "Job"),
+    ("batch.volcano.sh/v1alpha1", "CronJob", "pumice.api.batch", "CronJob"),
+    ("bus.volcano.sh/v1alpha1", "Command", "pumice.api.batch", "Command"),
+    ("nodeinfo.volcano.sh/v1alpha1", "Numatopology", "pumice.api.nodeinfo", "Numatopology"),
+    ("apps/v1", "Deployment", "pumice.api.apps", "Deployment"),
+    ("apps/v1", "ReplicaSet", "pumice.api.apps", "ReplicaSet"),
+    ("apps/v1", "StatefulSet", "pumice.api.apps", "StatefulSet"),
+    ("batch/v1", "Job", "pumice.api.batch_v1", "BatchJob"),
+    ("rbac.authorization.k8s.io/v1", "Role", "pumice.api.rbac", "Role"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole", "pumice.api.rbac", "ClusterRole"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", "pumice.api.rbac", "RoleBinding"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "pumice.api.rbac", "ClusterRoleBinding"),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition", "pumice.api.apiextensions", "CustomResourceDefinition"),
+    ("flow.volcano.sh/v1alpha1", "JobFlow", "pumice.api.flow", "JobFlow"),
+    ("flow.volcano.sh/v1alpha1", "JobTemplate", "pumice.api.flow", "JobTemplate"),
+    ("federation.pumice.io/v1alpha1", "Cluster", "pumice.api.federation", "MemberCluster"),
+    ("policy/v1", "PodDisruptionBudget", "pumice.api.policy", "PodDisruptionBudget"),
 )
 
-#: Other versions a kind is served under with the same schema (kube-apiserver 1.20 still serves these).
-ALIASES: dict[tuple[str, str], type[KubeObject]] = {("scheduling.k8s.io/v1beta1", "PriorityClass"): PriorityClass,
-                                                     ("policy/v1beta1", "PodDisruptionBudget"): PodDisruptionBudget}
+#: Other versions a kind is served under with the same schema (kube-apiserver 1.20 still serves these):
+#: (apiVersion, kind) -> the (apiVersion, kind) of :data:`KINDS` that reads them.
+_ALIAS_OF: dict[tuple[str, str], tuple[str, str]] = {
+    ("scheduling.k8s.io/v1beta1", "PriorityClass"): ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("policy/v1beta1", "PodDisruptionBudget"): ("policy/v1", "PodDisruptionBudget"),
+}
 
-_BY_TYPE: dict[tuple[str, str], type[KubeObject]] = {(m.API_VERSION, m.KIND): m for m in MODELS} | ALIASES
+_WHERE: dict[tuple[str, str], tuple[str, str]] = {(v, k): (mod, cls) for v, k, mod, cls in KINDS}
+_WHERE.update({alias: _WHERE[target] for alias, target in _ALIAS_OF.items()})
+#: (apiVersion, kind) -> model, filled as kinds are asked for.
+_BY_TYPE: dict[tuple[str, str], type[KubeObject]] = {}
+
+if TYPE_CHECKING:
+    MODELS: tuple[type[KubeObject], ...]
+    ALIASES: dict[tuple[str, str], type[KubeObject]]
+
+
+def _load(api_version: str, kind: str) -> type[KubeObject]:
+    module, name = _WHERE[(api_version, kind)]
+    model: type[KubeObject] = getattr(import_module(module), name)
+    _BY_TYPE[(api_version, kind)] = model
+    return model
+
+
+def __getattr__(name: str) -> Any:
+    """``MODELS`` (every modelled kind, in :data:`KINDS` order) and ``ALIASES`` import every model."""
+    if name == "MODELS":
+        return tuple(_load(v, k) for v, k, _, _ in KINDS)
+    if name == "ALIASES":
+        return {alias: _load(*alias) for alias in _ALIAS_OF}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _resource_names(model: type[KubeObject]) -> set[str]:
@@ -91,10 +110,14 @@ def _resource_names(model: type[KubeObject]) -> set[str]:
     return names
 
 
-_BY_RESOURCE: dict[str, type[KubeObject]] = {}
-for _model in MODELS:
-    for _name in _resource_names(_model):
-        _BY_RESOURCE.setdefault(_name, _model)
+@functools.cache
+def _by_resource() -> dict[str, type[KubeObject]]:
+    table: dict[str, type[KubeObject]] = {}
+    for v, k, _, _ in KINDS:
+        model = _load(v, k)
+        for name in _resource_names(model):
+            table.setdefault(name, model)
+    return table
 
 
 def model_for(api_version: str, kind: str) -> type[KubeObject]:
@@ -102,7 +125,10 @@ def model_for(api_version: str, kind: str) -> type[KubeObject]:
 
     Both must match: ``batch/v1`` Job is a Kubernetes Job, not a Volcano one.
     """
-    return _BY_TYPE.get((api_version, kind), GenericObject)
+    model = _BY_TYPE.get((api_version, kind))
+    if model is None:
+        model = _load(api_version, kind) if (api_version, kind) in _WHERE else GenericObject
+    return model
 
 
 def parse_object(data: Mapping[str, Any]) -> KubeObject:
@@ -117,7 +143,7 @@ def parse_object(data: Mapping[str, Any]) -> KubeObject:
 
 def model_for_resource(name: str) -> type[KubeObject]:
     """The model named by a CLI resource word: plural, singular, short name or kind (any case)."""
-    model = _BY_RESOURCE.get(name.lower())
+    model = _by_resource().get(name.lower())
     if model is None:
         raise UnknownResourceError(name)
     return model
