@@ -9,7 +9,9 @@ hands out the same wire format, so the same code serves them all.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
+import marshal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -129,12 +131,24 @@ def _container_requests(containers: list[dict[str, Any]] | None) -> list[dict[st
 
 
 def pod_resource_names(pod: dict[str, Any]) -> set[str]:
-    spec = pod.get("spec") or {}
     names: set[str] = set()
-    for req in _container_requests(spec.get("containers")) + _container_requests(spec.get("initContainers")):
-        names.update(req)
-    names.update(spec.get("overhead") or {})
+    _add_resource_names(names, pod)
     return names
+
+
+def _add_resource_names(names: set[str], pod: dict[str, Any]) -> None:
+    """Add the resource names ``pod`` requests (containers, init containers, overhead) to ``names``."""
+    spec = pod.get("spec") or {}
+    for containers in (spec.get("containers"), spec.get("initContainers")):
+        for c in containers or ():
+            resources = c.get("resources")
+            if resources:
+                requests = resources.get("requests")
+                if requests:
+                    names.update(requests)
+    overhead = spec.get("overhead")
+    if overhead:
+        names.update(overhead)
 
 
 def pod_requests(space: ResourceSpace, pod: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
@@ -162,11 +176,10 @@ def pod_requests(space: ResourceSpace, pod: dict[str, Any]) -> tuple[np.ndarray,
 
 def _pod_index(name: str) -> int | None:
     """Volcano's ``GetPodIndexUnderTask``: the last dash-separated part of ``<job>-<task>-<i>``."""
-    parts = name.split("-")
-    if len(parts) < 3:
+    if name.count("-") < 2:
         return None
     try:
-        return int(parts[-1])
+        return int(name[name.rfind("-") + 1 :])
     except ValueError:
         return None
 
@@ -257,7 +270,7 @@ class Catalog:
         for nd in self.nodes:
             names.update(((nd.get("status") or {}).get("allocatable") or {}).keys())
         for pod in self.pods:
-            names.update(pod_resource_names(pod))
+            _add_resource_names(names, pod)
         return ResourceSpace(names)
 
 
@@ -328,6 +341,35 @@ def shape_extra(queue: str, annotations: dict[str, str]) -> tuple[str, ...]:
     return (queue, *(str(annotations.get(k, "")) for k in SHAPE_ANNOTATIONS))
 
 
+#: The annotations :func:`_alike_key` reads: those of the shape, and those a GPU request reads.
+_ALIKE_ANNOTATIONS = (*SHAPE_ANNOTATIONS, USE_GPU_TYPE, NOUSE_GPU_TYPE)
+_ALIKE_ANNOTATION_SET = frozenset(_ALIKE_ANNOTATIONS)
+_NO_ALIKE_ANNOTATIONS = (None,) * len(_ALIKE_ANNOTATIONS)
+
+
+def _alike_key(ns: str, queue: str, meta: dict[str, Any], ann: dict[str, Any], spec: dict[str, Any]) -> bytes | str:
+    """What a pod's requests, shape and derived TaskInfo fields are made of, as one exact key:
+    pods with equal keys parse alike (``make_task``'s ``alike``).
+
+    The parts: the namespace, the queue and the annotations of :data:`SHAPE_ANNOTATIONS`
+    (:func:`shape_extra`), the spec fields of :func:`_scheduling_fields` (requests, GPU limits,
+    ports, selectors, affinity, ...), the labels when the pod has an affinity (``ShapeTable.key``),
+    and the annotations a GPU request reads (``TaskInfo.gpu``). ``marshal`` writes them faithfully
+    (types, dict order, float bits: equal bytes are equal values that ``repr`` alike) and several
+    times faster than ``repr``; values it cannot write (not plain JSON types) fall back to ``repr``
+    (a ``str`` key: never equal to a ``bytes`` one). Version 2 leaves out marshal's back-references,
+    which depend on reference counts: equal values then give equal bytes more often."""
+    # most pods have none of these annotations: one pass over the pod's annotations tells
+    read = _NO_ALIKE_ANNOTATIONS if _ALIKE_ANNOTATION_SET.isdisjoint(ann) else [ann.get(k) for k in _ALIKE_ANNOTATIONS]
+    parts = (ns, queue, *read, meta.get("labels") if spec.get("affinity") else None, spec.get("containers"),
+             spec.get("initContainers"), spec.get("overhead"), spec.get("nodeSelector"), spec.get("affinity"),
+             spec.get("tolerations"), spec.get("topologySpreadConstraints"))
+    try:
+        return marshal.dumps(parts, 2)
+    except ValueError:
+        return repr(parts)
+
+
 def _scheduling_fields(spec: dict[str, Any]) -> SchedulingFields:
     """The parts of a pod spec its requests and shape come from (a pod's spec barely changes: a
     live cache re-parses it only when these do)."""
@@ -350,61 +392,84 @@ class ParsedPod:
     derived: dict[str, Any]
 
 
+#: TaskInfo's first fields (those without a default), in order: :func:`make_task` passes them by
+#: position, which takes a third less time than by keyword on this path (once per pod).
+_TASK_POSITIONAL = ("uid", "namespace", "name", "job", "status", "resreq", "init_resreq", "nonzero", "priority",
+                    "preemptable", "role", "index", "creation", "pod", "shape")
+if tuple(f.name for f in dataclasses.fields(TaskInfo))[: len(_TASK_POSITIONAL)] != _TASK_POSITIONAL:
+    raise ImportError("TaskInfo's fields changed: update snapshot._TASK_POSITIONAL and make_task")
+
+
 def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: JobInfo | None,
-              parsed: dict[str, ParsedPod] | None = None, alike: dict[str, ParsedPod] | None = None) -> TaskInfo:
+              parsed: dict[str, ParsedPod] | None = None,
+              alike: dict[bytes | str, ParsedPod] | None = None) -> TaskInfo:
     """A TaskInfo for ``pod``; ``parsed`` (uid -> earlier parse) lets a live cache skip re-parsing
-    requests and shape when an event changed only the pod's status or node; ``alike`` (the text of
-    those parts -> their parse) lets a snapshot parse the replicas of one task once."""
-    meta = _meta(pod)
+    requests and shape when an event changed only the pod's status or node; ``alike`` (an exact key
+    of those parts, :func:`_alike_key` -> their parse) lets a snapshot parse the replicas of one task once."""
+    meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     ns: str = meta.get("namespace") or "default"
     name: str = meta.get("name", "")
     uid: str = meta.get("uid") or f"{ns}-{name}"
     ann = meta.get("annotations") or {}
-    extra = shape_extra(job.queue if job is not None else "", ann)
-    fields = (*_scheduling_fields(spec), *extra) if parsed is not None or alike is not None else None
-    hit = parsed.get(uid) if parsed is not None else None
-    derived: dict[str, Any] = {}
-    content = ""
-    if alike is not None:  # the shape's parts (labels count only with an affinity: ShapeTable.key) and the
-        # annotations a GPU request reads (TaskInfo.gpu)
-        content = repr((ns, fields, (meta.get("labels") or None) if spec.get("affinity") else None,
-                        ann.get(USE_GPU_TYPE), ann.get(NOUSE_GPU_TYPE)))
+    labels = meta.get("labels") or {}
+    queue = job.queue if job is not None else ""
+    hit: ParsedPod | None = None
+    fields: SchedulingFields | None = None
+    content: bytes | str = b""
+    if alike is not None:
+        content = _alike_key(ns, queue, meta, ann, spec)
         hit = alike.get(content)
-    if hit is not None and (alike is not None or (hit.fields == fields and hit.labels == (meta.get("labels") or {}))):
+    elif parsed is not None:
+        fields = (*_scheduling_fields(spec), *shape_extra(queue, ann))
+        hit = parsed.get(uid)
+        if hit is not None and not (hit.fields == fields and hit.labels == labels):
+            hit = None
+    derived: dict[str, Any]
+    if hit is not None:
         resreq, init, nonzero, shape, derived = hit.resreq, hit.init_resreq, hit.nonzero, hit.shape, hit.derived
     else:
+        extra = shape_extra(queue, ann)
+        if fields is None and (parsed is not None or alike is not None):
+            fields = (*_scheduling_fields(spec), *extra)
         resreq, init, nonzero = pod_requests(space, pod)
         shape = catalog.shapes.key(pod, resreq, init, extra)
-    labels = meta.get("labels") or {}
+        derived = {}
     priority = spec.get("priority")
     if priority is None:
         priority = catalog.priority_classes.get(spec.get("priorityClassName") or "", DEFAULT_TASK_PRIORITY)
     if TASK_PRIORITY_ANNOTATION in ann:
         with contextlib.suppress(ValueError):
             priority = int(ann[TASK_PRIORITY_ANNOTATION])
-    task = TaskInfo(
-        uid=uid,
-        namespace=ns,
-        name=name,
-        job=job,
-        status=task_status(pod),
-        resreq=resreq,
-        init_resreq=init,
-        nonzero=nonzero,
-        priority=int(priority),
-        preemptable=_flag(meta, PREEMPTABLE_KEY, True),
-        role=ann.get(TASK_SPEC_KEY) or labels.get(TASK_SPEC_KEY) or "",
-        index=_pod_index(name),
-        creation=parse_time(meta.get("creationTimestamp")),
-        pod=pod,
-        shape=shape,
+    # _flag(meta, PREEMPTABLE_KEY, True), without looking the annotations and labels up again
+    if PREEMPTABLE_KEY in ann:
+        preemptable = str(ann[PREEMPTABLE_KEY]).lower() == "true"
+    elif PREEMPTABLE_KEY in labels:
+        preemptable = str(labels[PREEMPTABLE_KEY]).lower() == "true"
+    else:
+        preemptable = True
+    task = TaskInfo(  # by position up to ``shape``: see _TASK_POSITIONAL
+        uid,
+        ns,
+        name,
+        job,
+        task_status(pod),
+        resreq,
+        init,
+        nonzero,
+        int(priority),
+        preemptable,
+        ann.get(TASK_SPEC_KEY) or labels.get(TASK_SPEC_KEY) or "",
+        _pod_index(name),
+        parse_time(meta.get("creationTimestamp")),
+        pod,
+        shape,
         preemption_never=spec.get("preemptionPolicy") == "Never",
         nominated_node=(pod.get("status") or {}).get("nominatedNodeName") or "",
         **derived,
     )
-    if fields is not None and not derived:
-        got = ParsedPod(fields, meta.get("labels") or {}, resreq, init, nonzero, shape, task.derived())
+    if fields is not None and hit is None:
+        got = ParsedPod(fields, labels, resreq, init, nonzero, shape, task.derived())
         if parsed is not None:
             parsed[uid] = got
         if alike is not None:
@@ -447,7 +512,7 @@ def build_from_catalog(catalog: Catalog, scheduler_names: set[str]) -> ClusterSt
     queues = {q.name: q for q in map(make_queue, catalog.queues)}
     jobs = {j.uid: j for j in (make_job(space, pg, catalog) for pg in catalog.groups)}
     orphans: list[str] = []
-    alike: dict[str, ParsedPod] = {}
+    alike: dict[bytes | str, ParsedPod] = {}
     for pod in catalog.pods:
         ours = is_ours(pod, scheduler_names)
         group = group_key(pod) if ours else ""
