@@ -4,8 +4,10 @@ preferences normalized over the candidates (taints, preferred node affinity), wi
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin
+from pumice.scheduler.plugins.nodeorder import NodeOrderPlugin, _resource_scores
 from tests.builders import node
 from tests.scheduler.plugins.support import busy_and_idle, session, task
 
@@ -33,3 +35,20 @@ def test_prefer_no_schedule_taints_are_normalized_over_the_candidates() -> None:
     assert isinstance(plugin, NodeOrderPlugin)
     scores = plugin.preference_scores(task(ssn, "g-1"), np.arange(2))
     assert scores is not None and scores.tolist() == [0.0, 300.0]  # tainttoleration.weight 3 x (0, 100)
+
+
+@settings(max_examples=300)
+@given(st.integers(1, 2), st.booleans(), st.data())
+def test_resource_scores_are_kube_schedulers_integer_arithmetic(n: int, most: bool, data: st.DataObject) -> None:
+    """Least/most requested on whole milli-cores and bytes, up to nodes far larger than any: the fast float
+    path gives kube-scheduler's int64 answers ``(alloc - req) * 100 / alloc`` and the integer average."""
+    top = data.draw(st.sampled_from([10, 64_000, 2**40, 2**45, 2**46]))
+    alloc = data.draw(st.lists(st.lists(st.integers(1, top), min_size=n, max_size=n), min_size=2, max_size=2))
+    req = data.draw(st.lists(st.lists(st.integers(0, 2 * top), min_size=n, max_size=n), min_size=2, max_size=2))
+    got = _resource_scores(np.array(req, dtype=float), np.array(alloc, dtype=float), most)
+    want = []
+    for j in range(n):
+        per = [(min(r[j], a[j]) * 100 // a[j]) if most else (0 if r[j] > a[j] else (a[j] - r[j]) * 100 // a[j])
+               for r, a in zip(req, alloc, strict=True)]
+        want.append(sum(per) // len(per))
+    assert got.tolist() == want

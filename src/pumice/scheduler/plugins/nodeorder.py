@@ -32,11 +32,26 @@ DEFAULT_WEIGHTS = {
 BALANCED_SCALARS = ("nvidia.com/gpu",)
 
 
+#: Below this allocatable, ``floor(a / b)`` of whole numbers ``0 <= a <= 100 b`` is their exact integer
+#: quotient (the division's rounding error, at most 100 x 2^-53, stays under the 1 / b a fraction is from
+#: the next integer), and ten times faster than numpy's floor_divide of floats.
+_EXACT_QUOTIENT = 2.0**53 / (2 * MAX_NODE_SCORE)
+
+
 def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool) -> np.ndarray:
     """kube-scheduler's Least/MostAllocated over resources (rows): per resource
     ``(alloc - req) * 100 // alloc`` (0 when over) or ``min(req, alloc) * 100 // alloc``, then the
-    integer average over the resources whose allocatable is not zero."""
+    integer average over the resources whose allocatable is not zero. Requests and allocatable are
+    whole numbers (milli-cores, bytes: ``resources.quantity_in_units``)."""
     if alloc.all():  # the usual case: no zero allocatable to leave out
+        if len(alloc) == 2 and alloc.max(initial=0.0) < _EXACT_QUOTIENT:
+            if most:
+                per = np.floor(np.minimum(requested, alloc) * MAX_NODE_SCORE / alloc)
+            else:
+                per = np.floor((alloc - requested) * MAX_NODE_SCORE / alloc)
+                per[requested > alloc] = 0
+            exact: np.ndarray = np.floor((per[0] + per[1]) * 0.5)
+            return exact
         if most:
             per = np.floor_divide(np.minimum(requested, alloc) * MAX_NODE_SCORE, alloc)
         else:
