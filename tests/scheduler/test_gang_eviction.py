@@ -100,6 +100,21 @@ def test_gangreclaim_takes_from_other_reclaimable_queues() -> None:
                                                     actions="gangreclaim"))).evictions == []
 
 
+def test_gangreclaim_under_capacity_takes_only_what_a_queue_holds_beyond_its_deserved() -> None:
+    """capacity's UnifiedEvictableFn: q1 runs 8 CPUs; it gives back only what it holds beyond its deserved
+    share, and never goes below its guarantee."""
+    def objects(**q1: Any) -> list[dict[str, Any]]:
+        return [*base(), queue("q1", **q1), queue("q2", deserved={"cpu": "4"}),
+                *low_job("lo", ["n0", "n1"], 4, 4, queue_name="q1"), *gang("g", 3, queue_name="q2")]
+
+    conf = load_conf(conf_text("priority", "gang", "conformance", "predicates", "capacity", actions="gangreclaim"))
+    over = run_session(objects(deserved={"cpu": "4"}), conf)
+    assert len(over.evictions) == 4 and len(over.pipelined) == 3  # the safe surplus: 4 pods above deserved
+    assert run_session(objects(deserved={"cpu": "8"}), conf).evictions == []  # within its deserved
+    # above deserved, but a guarantee of 7 CPUs lets one pod go: not room for the gang, nothing is evicted
+    assert run_session(objects(deserved={"cpu": "4"}, guarantee={"resource": {"cpu": "7"}}), conf).evictions == []
+
+
 def test_budgets_hold_in_gang_actions() -> None:
     objects = [*base(), *low_job("lo", ["n0", "n1"], 4, 4, labels={"app": "lo"}), *gang("hi", 3),
                pdb("keep", match={"app": "lo"}, min_available=6)]

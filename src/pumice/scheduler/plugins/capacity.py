@@ -16,6 +16,7 @@ from pumice.api.arguments import Arguments
 from pumice.scheduler.framework.plugin import Plugin
 from pumice.scheduler.framework.points import (
     ALLOCATABLE,
+    GANG_RECLAIM,
     JOB_ENQUEUEABLE,
     JOB_ENQUEUED,
     PERMIT,
@@ -23,7 +24,9 @@ from pumice.scheduler.framework.points import (
     QUEUE_ORDER,
     RECLAIMABLE,
     REJECT,
+    UNIFIED_EVICTABLE,
     VICTIM_QUEUE_ORDER,
+    EvictionContext,
 )
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.victims import victim_order
@@ -149,6 +152,7 @@ class CapacityPlugin(Plugin):
         if self.hierarchy:
             ssn.add(VICTIM_QUEUE_ORDER, self.name, self.victim_queue_order)
         ssn.add(RECLAIMABLE, self.name, self.reclaimable)
+        ssn.add(UNIFIED_EVICTABLE, self.name, self.unified_evictable)
         ssn.add(PREEMPTIVE, self.name, self.preemptive)
         ssn.add(ALLOCATABLE, self.name, self.allocatable)
         ssn.add(JOB_ENQUEUEABLE, self.name, self.enqueueable)
@@ -258,6 +262,32 @@ class CapacityPlugin(Plugin):
             allocated -= victim.resreq
             for anc_alloc in checked:
                 anc_alloc -= victim.resreq
+            victims.append(victim)
+        return victims, PERMIT
+
+    def unified_evictable(self, ctx: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+        """Volcano's UnifiedEvictableFn. gangpreempt: every candidate (capacity has no say within a queue).
+        gangreclaim: in the bundles' order, a victim keeps its queue at or above its guarantee and comes from
+        a queue that deserves none of what it uses or is above its deserved on a dimension the victim uses,
+        the queue's tally lowered by each victim taken (no ancestor checks, as Volcano's)."""
+        if ctx.kind != GANG_RECLAIM:
+            return candidates, PERMIT
+        rqueue = self.ssn.queues.get(ctx.job.queue)
+        if rqueue is None or self._schedulable(rqueue):
+            return [], REJECT
+        allocations: dict[str, np.ndarray] = {}
+        victims: list[TaskInfo] = []
+        for victim in candidates:
+            job = victim.job
+            attr = self.attrs.get(job.queue) if job is not None else None
+            if attr is None:
+                continue
+            allocated = allocations.setdefault(attr.name, attr.allocated.copy())
+            if not less_equal(attr.guarantee, allocated - victim.resreq):
+                continue  # would take the queue below its guarantee
+            if relevant(victim.resreq, attr.deserved) and not over_deserved(allocated, attr, victim.resreq):
+                continue  # within what its queue deserves
+            allocated -= victim.resreq
             victims.append(victim)
         return victims, PERMIT
 
