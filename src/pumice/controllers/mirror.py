@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pumice.api.wellformed import problem, screened
-from pumice.store import Gone, Store, Watcher
-from pumice.store.protocol import LabelSelectorArg
+from pumice.store.errors import Gone
+
+if TYPE_CHECKING:
+    from pumice.store import Store
+    from pumice.store.protocol import LabelSelectorArg
 
 __all__ = ["Delta", "Mirror", "obj_key"]
 
@@ -89,6 +92,8 @@ class Mirror:
         self.objects = fresh
         self._written.clear()
         self.watch = self.store.watch(self.resource, resource_version=rv, label_selector=self.label_selector)
+        from pumice.store.watch import Watcher  # asyncio's import, for the components only (not pumice schedule)
+
         self._counted = isinstance(self.watch, Watcher)  # its ``pending`` counts what ``drain`` would hand out
 
     def drain(self) -> list[Delta]:
