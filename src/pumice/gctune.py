@@ -9,11 +9,12 @@ took three times as long as parsing it. pumice creates next to no reference cycl
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 from collections.abc import Iterator
 
-__all__ = ["RARE", "few_collections"]
+__all__ = ["RARE", "few_collections", "no_collection_at_exit"]
 
 #: Thresholds for code that builds and keeps many objects (gen0 allocations, gen1 and gen2 passes).
 RARE = (50_000, 50, 100)
@@ -28,3 +29,10 @@ def few_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
+
+
+def no_collection_at_exit() -> None:
+    """Skip the interpreter's last collection, for a command that only reads and prints: what it built dies
+    with the process (the last collection walked a 50,000-pod dry run's objects for 0.6 s). Objects in
+    reference cycles are then not finalized: not for a command that holds files or connections open."""
+    atexit.register(gc.freeze)

@@ -48,8 +48,9 @@ def schedule(
     """Run exactly one scheduling session on the objects in FILE and print its decisions."""
     from pumice.api.reader import file_size_limit
     from pumice.cli import schedule as schedule_cmd
-    from pumice.gctune import few_collections
+    from pumice.gctune import few_collections, no_collection_at_exit
 
+    no_collection_at_exit()
     console = Console()
     try:
         with file_size_limit(max_file_size), few_collections():
