@@ -170,12 +170,12 @@ class GpuSlots:
         if self.family[j] != req.family:
             return None
         ok = self.valid[j] & self.type_mask(req)[j]
-        room = self.capacity[j] - self.used[j]
         if req.family == VGPU:
             return self._choose_vgpu(req, j, ok)
-        if req.whole:
-            idle = [g for g in range(self.width) if ok[g] and self.sharers[j, g] == 0]
-            return tuple(idle[: req.whole]) if len(idle) >= req.whole else None
+        if req.whole:  # the first idle GPUs, in slot order
+            idle = np.flatnonzero(ok & (self.sharers[j] == 0))
+            return tuple(idle[: req.whole].tolist()) if len(idle) >= req.whole else None
+        room = self.capacity[j] - self.used[j]
         for g in self._order(j, np.where(ok, room, np.inf)):
             if ok[g] and room[g] >= req.share:
                 return (g,)
