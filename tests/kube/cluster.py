@@ -126,7 +126,8 @@ class Kube120:
 
 
 class Proxy:
-    """A TCP relay from a free loopback port to ``target``; ``cut()`` drops everything until ``restore()``."""
+    """A TCP relay from a free loopback port to ``target``; ``cut()`` drops everything until ``restore()``;
+    ``stall()`` keeps every connection open and forwards nothing (a server that stopped answering)."""
 
     def __init__(self, target_port: int) -> None:
         self.target = ("127.0.0.1", target_port)
@@ -138,6 +139,7 @@ class Proxy:
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._cut = False
+        self._stalled = threading.Event()
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -149,6 +151,10 @@ class Proxy:
                 return
             if self._cut:
                 client.close()
+                continue
+            if self._stalled.is_set():  # accepted, never answered
+                with self._lock:
+                    self._open.add(client)
                 continue
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
@@ -166,6 +172,8 @@ class Proxy:
                 data = src.recv(65536)
                 if not data:
                     break
+                while self._stalled.is_set() and not self._closed:  # held, as a hung server holds a request
+                    time.sleep(0.05)
                 dst.sendall(data)
         except OSError:
             pass
@@ -187,8 +195,12 @@ class Proxy:
                 s.shutdown(socket.SHUT_RDWR)
             s.close()
 
+    def stall(self) -> None:
+        self._stalled.set()
+
     def restore(self) -> None:
         self._cut = False
+        self._stalled.clear()
 
     def close(self) -> None:
         self._closed = True

@@ -3,16 +3,19 @@ leader and the other takes over within the lease duration (15 s); no pod is ever
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from pumice.store.kube import KubeStore, from_kubeconfig
 
-from .cluster import Kube120
+from .cluster import Kube120, Proxy
 from .helpers import PumiceRun, Recorder, eventually, kubectl
 
 LEASE_DURATION = 15.0
@@ -118,3 +121,44 @@ def test_run_serves_volcanos_webhooks(kube120: Kube120, tmp_path: Path) -> None:
         # leave no webhook behind pointing at a server that is gone (failurePolicy Fail)
         kubectl(kc, "delete", "validatingwebhookconfigurations,mutatingwebhookconfigurations", "--all",
                 check=False)
+
+
+def test_a_replica_asked_to_stop_while_the_api_server_hangs_exits_in_time(kube120: Kube120, tmp_path: Path) -> None:
+    """SIGTERM while the API server has stopped answering (a relay that holds every request): the components stop,
+    the Leases are given up as far as the server lets them, and the process exits 0 well within a pod's 30 s
+    grace period (it waited on unanswered requests for a minute, then reported a lost Lease)."""
+    kc = kube120.kubeconfig
+    kubectl(kc, "create", "namespace", "volcano-system", check=False)
+    proxy = Proxy(kube120.port)
+    config = yaml.safe_load(kc.read_text())
+    config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{proxy.port}"
+    behind = tmp_path / "kubeconfig"
+    behind.write_text(yaml.safe_dump(config))
+    store = KubeStore(from_kubeconfig(str(kc)))
+    run = PumiceRun(behind, tmp_path / "hung.log", ("--components", "scheduler,controllers", "--leader-elect"))
+    try:
+        run.start()
+        eventually(lambda: "scheduler: leading" in run.text() and "controllers: leading" in run.text(), 60,
+                   "both leases")
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hung-0", "namespace": "default"},
+               "spec": {"schedulerName": "volcano", "nodeSelector": {"pumice.io/test": "nowhere"},
+                        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}
+        store.create("pods", pod)
+        time.sleep(0.5)  # the scheduler and the controllers are writing about it (conditions, a PodGroup)
+        proxy.stall()
+        time.sleep(1.0)
+        assert run.proc is not None
+        asked = time.monotonic()
+        run.proc.send_signal(signal.SIGTERM)
+        code = run.proc.wait(60)
+        took = time.monotonic() - asked
+        print(f"stopped {took:.1f} s after SIGTERM, exit {code}")
+        assert code == 0, run.text()[-3000:]
+        assert took < 25.0, run.text()[-3000:]
+        assert "pumice run stopped" in run.text()
+    finally:
+        run.kill()
+        proxy.close()
+        with contextlib.suppress(Exception):
+            store.delete("pods", "default", "hung-0")
+        store.close(flush_timeout=0)

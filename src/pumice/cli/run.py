@@ -154,6 +154,10 @@ def _listen_address(value: str) -> tuple[str, int]:
 #: Volcano's descheduler runs every ten minutes unless told otherwise.
 DESCHEDULING_INTERVAL = "10m"
 
+#: Stopping: how long the binds and events still queued get to reach the API server (with the components' own
+#: bounds, ``pumice.runtime.components.STOP_STEPS``, the whole stop stays under a pod's 30 s grace period).
+STOP_FLUSH = 5.0
+
 #: How long a thread holding the GIL keeps it while another waits (Python's default: 5 ms). The API
 #: client's thread gives the GIL up at every socket call and would then wait out the scheduler thread's
 #: whole slice before its next request: binds posted during a session went at half the API server's pace.
@@ -315,12 +319,12 @@ def run(
             pass
     finally:
         parts.stop()
-        store.close()
+        store.close(flush_timeout=STOP_FLUSH)
         if admission is not None:
             admission.stop()
         if metrics_server is not None:
             metrics_server.stop()  # type: ignore[attr-defined]
-    if parts.lost is not None:
+    if parts.lost is not None and not stop.is_set():  # asked to stop: a renewal failing meanwhile is no loss
         raise _fail(f"{parts.lost}: lost its lease {lock_namespace}/{LEASE_NAMES[parts.lost]}: exiting, as "
                     "Volcano's components do, so that only the new leader acts", 1)
     if parts.failure is not None and not stop.is_set():

@@ -52,6 +52,12 @@ LEASE_NAMES = {"scheduler": "vc-scheduler", "controllers": "vc-controller-manage
 MAX_IDLE = 1.0
 #: Shortest pause between two looks: a burst of watch events is taken in one go, not one wake-up per event.
 MIN_PAUSE = 0.02
+#: Stopping (SIGTERM): how long the components get to finish their current step, then how long the Leases
+#: get to be released (as client-go's ``release``, bounded): with the scheduler's status writes (5 s) and the
+#: store's flush, ``pumice run`` is gone well within a pod's 30 s grace period even when the API server has
+#: stopped answering.
+STOP_STEPS = 5.0
+STOP_RELEASE = 5.0
 
 
 @dataclass
@@ -131,19 +137,45 @@ class Components:
                 self.done.set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        return self.done.wait(timeout)
+        """Until stopping, a failure or a lost Lease (``timeout``: at most that long); True when done."""
+        if self.done.wait(timeout):
+            return True
+        self._check_leases()
+        return self.done.is_set()
+
+    def _check_leases(self) -> None:
+        """A Lease not renewed within its renew deadline is lost now, not when the renewal that hangs on an
+        API server that stopped answering gives up (client-go bounds each renewal by the deadline)."""
+        for component, elector in list(self.electors.items()):
+            if elector.transitions and not elector.leading and not self.stopping.is_set():
+                log.error("%s: the lease %s/%s was not renewed within %.0f s", component,
+                          self.settings.lock_namespace, LEASE_NAMES[component], elector.renew_deadline)
+                self._lose(component)
 
     def stop(self) -> None:
+        """Stop every component, give the Leases up and send the scheduler's status writes, in bounded time."""
         self.stopping.set()
         self.done.set()
         self._poke()
+        for elector in self.electors.values():
+            elector.halt()  # no more renewals while the components finish
+        deadline = time.monotonic() + STOP_STEPS
         for thread in self._threads:
-            thread.join(30)
+            thread.join(max(0.0, deadline - time.monotonic()))
+        stuck = [t.name for t in self._threads if t.is_alive()]
+        if stuck:
+            log.warning("stopping: %s still waiting for the API server after %.0f s; going on", ", ".join(stuck),
+                        STOP_STEPS)
         if self._listening:
             with contextlib.suppress(Exception):
                 self.store.remove_listener(self._poke)  # type: ignore[attr-defined]
-        for elector in self.electors.values():
-            elector.stop(release=True)
+        releases = [threading.Thread(target=elector.stop, kwargs={"release": True, "timeout": STOP_RELEASE},
+                                     name=f"release-{component}", daemon=True)
+                    for component, elector in self.electors.items()]
+        for thread in releases:
+            thread.start()
+        for thread in releases:
+            thread.join(STOP_RELEASE + 1.0)
         for part in (self.nodes, self.controllers):
             close = getattr(part, "close", None)
             if callable(close):

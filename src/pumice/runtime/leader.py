@@ -135,20 +135,37 @@ class LeaderElector:
         self._thread.start()
         return self
 
-    def stop(self, release: bool = True) -> None:
-        """Stop campaigning; the leader gives the Lease up (an empty holder) so a successor need not wait."""
+    def halt(self) -> None:
+        """Stop campaigning and renewing (the Lease is kept until ``stop`` releases it or it expires)."""
+        self._stop.set()
+
+    def stop(self, release: bool = True, timeout: float | None = None) -> None:
+        """Stop campaigning; the leader gives the Lease up (an empty holder) so a successor need not wait.
+        ``timeout``: the longest the release may take (client-go bounds it too); past it the Lease is left to
+        expire."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(self.retry_period * 3)
+            self._thread.join(self.retry_period * 3 if timeout is None else min(timeout, self.retry_period * 3))
         if release and self.leading:
-            try:
-                lease = self.store.get(LEASES, self.namespace, self.name)
-                if (lease.get("spec") or {}).get("holderIdentity") == self.identity:
-                    spec = {**lease["spec"], "holderIdentity": "", "leaseDurationSeconds": 1}
-                    self.store.update(LEASES, {**lease, "spec": spec})
-            except StoreError:
-                pass
+            if timeout is None:
+                self._release()
+            else:
+                releasing = threading.Thread(target=self._release, name=f"release-{self.name}", daemon=True)
+                releasing.start()
+                releasing.join(timeout)
+                if releasing.is_alive():
+                    log.warning("lease %s/%s: not released within %.0f s (the API server did not answer); it "
+                                "expires on its own", self.namespace, self.name, timeout)
         self._renewed_at = None
+
+    def _release(self) -> None:
+        try:
+            lease = self.store.get(LEASES, self.namespace, self.name)
+            if (lease.get("spec") or {}).get("holderIdentity") == self.identity:
+                spec = {**lease["spec"], "holderIdentity": "", "leaseDurationSeconds": 1}
+                self.store.update(LEASES, {**lease, "spec": spec})
+        except StoreError:
+            pass
 
     def wait_leading(self, timeout: float | None = None) -> bool:
         deadline = None if timeout is None else self._monotonic() + timeout
@@ -185,9 +202,13 @@ class LeaderElector:
         while not self._stop.wait(self.retry_period):
             if self._attempt():
                 continue
+            if self._stop.is_set():
+                return
             if not self.leading:  # no renewal within the renew deadline
-                log.error("lease %s/%s lost by %s (now held by %r)", self.namespace, self.name, self.identity,
-                          self.holder)
+                holder = self.holder
+                log.error("lease %s/%s lost by %s (%s)", self.namespace, self.name, self.identity,
+                          f"now held by {holder!r}" if holder and holder != self.identity
+                          else f"not renewed within {self.renew_deadline:.0f} s")
                 self._renewed_at = None
                 if self.on_lost is not None:
                     self.on_lost()

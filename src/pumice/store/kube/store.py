@@ -28,6 +28,7 @@ synchronous and thread-safe.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import threading
@@ -108,7 +109,10 @@ class KubeStore:
         if self._closed:
             coro.close()
             raise StoreClosed("the store is closed")
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        try:
+            return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        except concurrent.futures.CancelledError:  # close() cancelled it: the server never answered
+            raise StoreClosed("the store is closed") from None
 
     async def _start_workers(self) -> None:
         self._binds_idle = asyncio.Event()
@@ -582,15 +586,17 @@ class KubeStore:
         async def stop() -> None:
             for informer in self._informers.values():
                 informer.stop()
-            for task in self._tasks:
+            # every request still waiting (a synchronous caller's too: it gets StoreClosed, never hangs on a loop
+            # that has stopped), the workers and the informers
+            pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in pending:
                 task.cancel()
-            await asyncio.gather(*[t for t in self._tasks], *[i.task for i in self._informers.values() if i.task],
-                                 return_exceptions=True)
+            await asyncio.gather(*pending, return_exceptions=True)
             await self.api.close()
 
+        self._closed = True  # from here, calls are refused; those still waiting are cancelled by stop()
         with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
-        self._closed = True
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
         with contextlib.suppress(Exception):
