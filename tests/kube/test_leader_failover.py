@@ -123,17 +123,46 @@ def test_run_serves_volcanos_webhooks(kube120: Kube120, tmp_path: Path) -> None:
                 check=False)
 
 
+def _behind_relay(kube120: Kube120, tmp_path: Path) -> tuple[Proxy, Path]:
+    """A relay to the API server and a kubeconfig that goes through it."""
+    proxy = Proxy(kube120.port)
+    config = yaml.safe_load(kube120.kubeconfig.read_text())
+    config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{proxy.port}"
+    behind = tmp_path / "kubeconfig"
+    behind.write_text(yaml.safe_dump(config))
+    return proxy, behind
+
+
+def test_a_lease_not_renewed_in_time_is_lost_at_the_renew_deadline(kube120: Kube120, tmp_path: Path) -> None:
+    """The API server stops answering: the replica gives up at the renew deadline (10 s), not when its hung
+    renewal times out (30 s and more), so it never acts past the point a successor may start."""
+    kubectl(kube120.kubeconfig, "create", "namespace", "volcano-system", check=False)
+    proxy, behind = _behind_relay(kube120, tmp_path)
+    run = PumiceRun(behind, tmp_path / "deadline.log", ("--components", "scheduler", "--leader-elect"))
+    try:
+        run.start()
+        eventually(lambda: "scheduler: leading" in run.text(), 60, "the lease")
+        proxy.stall()
+        stalled = time.monotonic()
+        assert run.proc is not None
+        code = run.proc.wait(60)
+        took = time.monotonic() - stalled
+        print(f"gave up {took:.1f} s after the server stopped answering, exit {code}")
+        assert code == 1 and "lost its lease" in run.text(), run.text()[-3000:]
+        assert took < 10.0 + 2.0 + 20.0  # the renew deadline (since the last renewal), a retry period, the stop
+        assert "not renewed within 10 s" in run.text()
+    finally:
+        run.kill()
+        proxy.close()
+
+
 def test_a_replica_asked_to_stop_while_the_api_server_hangs_exits_in_time(kube120: Kube120, tmp_path: Path) -> None:
     """SIGTERM while the API server has stopped answering (a relay that holds every request): the components stop,
     the Leases are given up as far as the server lets them, and the process exits 0 well within a pod's 30 s
     grace period (it waited on unanswered requests for a minute, then reported a lost Lease)."""
     kc = kube120.kubeconfig
     kubectl(kc, "create", "namespace", "volcano-system", check=False)
-    proxy = Proxy(kube120.port)
-    config = yaml.safe_load(kc.read_text())
-    config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{proxy.port}"
-    behind = tmp_path / "kubeconfig"
-    behind.write_text(yaml.safe_dump(config))
+    proxy, behind = _behind_relay(kube120, tmp_path)
     store = KubeStore(from_kubeconfig(str(kc)))
     run = PumiceRun(behind, tmp_path / "hung.log", ("--components", "scheduler,controllers", "--leader-elect"))
     try:
