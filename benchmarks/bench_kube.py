@@ -141,6 +141,13 @@ def pod(i: int, scheduler: str) -> dict[str, Any]:
                                      "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
 
 
+def binding(name: str, target: str) -> tuple[str, str, dict[str, Any]]:
+    """The request that binds pod ``name`` (namespace bench) to node ``target``, as ``Api.many`` takes it."""
+    return ("POST", f"/api/v1/namespaces/bench/pods/{name}/binding",
+            {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+             "target": {"apiVersion": "v1", "kind": "Node", "name": target}})
+
+
 def podgroup(g: int) -> dict[str, Any]:
     return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
             "metadata": {"name": f"pg-{g:04d}", "namespace": "bench"},
@@ -222,9 +229,7 @@ async def plain_binder(url: str, nodes: int) -> None:
             name = await queue.get()
             target = f"node-{sent % nodes:05d}"
             sent += 1
-            await api.call("POST", f"/api/v1/namespaces/bench/pods/{name}/binding",
-                           {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
-                            "target": {"apiVersion": "v1", "kind": "Node", "name": target}}, ok=(201, 409))
+            await api.call(*binding(name, target), ok=(201, 409))
 
     workers = [asyncio.create_task(worker()) for _ in range(IN_FLIGHT)]
     listing = await api.call("GET", "/api/v1/namespaces/bench/pods")
@@ -369,10 +374,7 @@ async def run_size(api: Api, url: str, kubeconfig: Path, work: Path, nodes: int,
     timeout = max(300.0, pods / 20)
 
     async def bind_all() -> None:
-        await api.many([("POST", f"/api/v1/namespaces/bench/pods/pod-{i:05d}/binding",
-                         {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": f"pod-{i:05d}"},
-                          "target": {"apiVersion": "v1", "kind": "Node", "name": f"node-{i % nodes:05d}"}})
-                        for i in range(pods)])
+        await api.many([binding(f"pod-{i:05d}", f"node-{i % nodes:05d}") for i in range(pods)])
 
     async def start_ceiling_here() -> Any:
         task = asyncio.create_task(bind_all())

@@ -35,4 +35,5 @@ def no_collection_at_exit() -> None:
     """Skip the interpreter's last collection, for a command that only reads and prints: what it built dies
     with the process (the last collection walked a 50,000-pod dry run's objects for 0.6 s). Objects in
     reference cycles are then not finalized: not for a command that holds files or connections open."""
+    atexit.unregister(gc.freeze)  # once, however often a process runs such a command (tests run it in-process)
     atexit.register(gc.freeze)

@@ -178,3 +178,55 @@ def test_no_partial_gang_and_one_domain(hypernodes: int, per_hn: int, cpu: int,
         assert left >= min(min_member, count) or set(in_scope) <= evicted, (name, left, min_member)
         if not whole and len(mine) >= min(min_member, count):  # a gang that held: never broken without whole
             assert left >= min(min_member, count)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    nodes=st.integers(1, 3), cpu=st.integers(2, 6),
+    queues=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 4), st.integers(1, 8), st.integers(1, 8)),
+                    min_size=1, max_size=3),
+    size=st.integers(1, 6), whole=st.booleans(),
+)
+def test_gangreclaim_under_capacity_keeps_guarantees_and_deserved(nodes: int, cpu: int,
+                                                                  queues: list[tuple[int, int, int, int]],
+                                                                  size: int, whole: bool) -> None:
+    """Random queues (deserved, guarantee) running gangs on random clusters, a gang of another queue starving:
+    whatever gangreclaim with capacity evicts leaves every victim queue at or above its guarantee and takes
+    from a queue only what it holds beyond its deserved share (one CPU per pod; the share as capacity counts
+    it: at most what the others' guarantees leave of the cluster, at least the queue's own guarantee)."""
+    objects: list[dict[str, Any]] = [*base(nodes, str(cpu)), queue("starved", deserved={"cpu": str(nodes * cpu)})]
+    free = {f"n{i}": cpu for i in range(nodes)}
+    held: dict[str, int] = {}
+    names = [f"n{i}" for i in range(nodes)]
+    for q, (deserved, guarantee, pods, min_member) in enumerate(queues):
+        qname = f"q{q}"
+        objects.append(queue(qname, deserved={"cpu": str(deserved)}, guarantee={"resource": {"cpu": str(guarantee)}}))
+        objects.append(podgroup(f"lo{q}", queue=qname, priority_class="low", phase="Running",
+                                min_member=min(min_member, pods)))
+        for i in range(pods):
+            where = next((x for x in names if free[x] > 0), None)
+            if where is None:
+                break
+            free[where] -= 1
+            held[qname] = held.get(qname, 0) + 1
+            objects.append(pod(f"lo{q}-{i}", group=f"lo{q}", cpu="1", node=where, phase="Running", priority=1))
+    objects += gang("g", size, queue_name="starved")
+    text = conf_text("priority", "gang", "conformance", "predicates", "capacity", actions="gangreclaim")
+    if not whole:
+        text += "configurations:\n- name: gangreclaim\n  arguments: {allowWholeBundle: false}\n"
+    conf = load_conf(text)
+    evicted = run_session(objects, conf).evictions
+    event("evicted" if evicted else "nothing evicted")
+    lost: dict[str, int] = {}
+    for key in evicted:
+        q = int(key.split("/lo", 1)[1].split("-", 1)[0])
+        lost[f"q{q}"] = lost.get(f"q{q}", 0) + 1
+    guarantees = sum(g for _, g, _, _ in queues)
+    for q, (deserved, guarantee, _, _) in enumerate(queues):
+        qname = f"q{q}"
+        if not lost.get(qname):
+            continue
+        share = max(min(deserved, nodes * cpu - (guarantees - guarantee)), guarantee)
+        left = held[qname] - lost[qname]
+        assert left >= guarantee, (qname, held[qname], lost[qname], guarantee)
+        assert left >= min(share, held[qname]), (qname, held[qname], lost[qname], share)

@@ -22,7 +22,7 @@ from pydantic import Strict
 
 from pumice.api.base import ApiModel, Quantity
 from pumice.api.meta import KubeObject
-from pumice.api.quantity import is_valid_quantity
+from pumice.api.quantity import is_valid_quantity_text
 
 __all__ = ["is_plain", "plain_check"]
 
@@ -42,17 +42,6 @@ _BASE_SERIALIZERS = frozenset({"_restore_key_order"})
 #: ``model_post_init`` of a plain model: pydantic's (private attributes) or KubeObject's (fills in apiVersion
 #: and kind when missing: a manifest's objects always have them) .
 _BASE_POST_INITS = frozenset({"init_private_attributes", "BaseModel.model_post_init", "KubeObject.model_post_init"})
-_QUANTITIES: set[str] = set()  # valid quantity texts seen (a manifest repeats a few hundred of them)
-
-
-def _quantity(text: str) -> bool:
-    """Whether a quantity text not in ``_QUANTITIES`` is valid (remembered if so; an invalid one is rare)."""
-    if not is_valid_quantity(text):
-        return False
-    if len(_QUANTITIES) >= 4096:
-        _QUANTITIES.clear()
-    _QUANTITIES.add(text)
-    return True
 
 
 def _never(value: Any) -> bool:
@@ -121,7 +110,7 @@ class _Source:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.names: dict[str, Any] = {"_quantities": _QUANTITIES, "_quantity": _quantity}
+        self.names: dict[str, Any] = {"_quantity": is_valid_quantity_text}
         self.calls: dict[type[ApiModel], str] = {}  # nested model -> name of its check, bound once compiled
 
     def name(self, prefix: str, value: Any = None) -> str:
@@ -140,7 +129,7 @@ class _Source:
         if kind == "exact":
             return f"type({var}) is not {spec[1].__name__}"
         if kind == "quantity":
-            return f"type({var}) is not str or ({var} not in _quantities and not _quantity({var}))"
+            return f"type({var}) is not str or not _quantity({var})"
         if kind == "literal":  # the type first: a list or a dict is not hashable
             kinds = self.name("types", frozenset(tp for tp, _ in spec[1]))
             return f"type({var}) not in {kinds} or (type({var}), {var}) not in {self.name('allowed', spec[1])}"

@@ -93,10 +93,15 @@ def _load(api_version: str, kind: str) -> type[KubeObject]:
     return model
 
 
+@functools.cache
+def _models() -> tuple[type[KubeObject], ...]:
+    return tuple(_load(v, k) for v, k, _, _ in KINDS)
+
+
 def __getattr__(name: str) -> Any:
     """``MODELS`` (every modelled kind, in :data:`KINDS` order) and ``ALIASES`` import every model."""
     if name == "MODELS":
-        return tuple(_load(v, k) for v, k, _, _ in KINDS)
+        return _models()
     if name == "ALIASES":
         return {alias: _load(*alias) for alias in _ALIAS_OF}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -113,8 +118,7 @@ def _resource_names(model: type[KubeObject]) -> set[str]:
 @functools.cache
 def _by_resource() -> dict[str, type[KubeObject]]:
     table: dict[str, type[KubeObject]] = {}
-    for v, k, _, _ in KINDS:
-        model = _load(v, k)
+    for model in _models():
         for name in _resource_names(model):
             table.setdefault(name, model)
     return table

@@ -290,6 +290,7 @@ def _conditions(value: Any, path: str) -> None:
 
 def _pod_spec(spec: dict[str, Any], path: str) -> None:
     from pumice.api.core import Affinity, Toleration
+    from pumice.api.plain import plain_check
 
     for key in ("containers", "initContainers"):
         for index, container in enumerate(_objects(spec.get(key), f"{path}.{key}")):
@@ -308,8 +309,10 @@ def _pod_spec(spec: dict[str, Any], path: str) -> None:
     _integer(spec.get("priority"), f"{path}.priority")
     _model(Affinity, _mapping(spec.get("affinity"), f"{path}.affinity") or None, f"{path}.affinity")
     tolerations = _items(spec.get("tolerations"), f"{path}.tolerations")
-    if tolerations and not _plain_tolerations(tolerations):  # the model only to name what is wrong
-        _model(list[Toleration], tolerations, f"{path}.tolerations")
+    if tolerations:  # every pod has some (the API server adds two): the model only to name what is wrong
+        plain = plain_check(Toleration)
+        if not all(plain(toleration) for toleration in tolerations):
+            _model(list[Toleration], tolerations, f"{path}.tolerations")
     for index, constraint in enumerate(_objects(spec.get("topologySpreadConstraints"),
                                                 f"{path}.topologySpreadConstraints")):
         where = f"{path}.topologySpreadConstraints[{index}]"
@@ -317,23 +320,6 @@ def _pod_spec(spec: dict[str, Any], path: str) -> None:
         _strings(constraint, where, "topologyKey", "whenUnsatisfiable")
         _mapping(constraint.get("labelSelector"), f"{where}.labelSelector")
     _objects(spec.get("schedulingGates"), f"{path}.schedulingGates")
-
-
-def _plain_tolerations(tolerations: list[Any]) -> bool:
-    """Tolerations the model surely reads (every pod has some: the API server adds two): objects whose fields are
-    strings and an integer ``tolerationSeconds``, checked without the model."""
-    for toleration in tolerations:
-        if type(toleration) is not dict:
-            return False
-        get = toleration.get
-        for key in ("key", "operator", "value", "effect"):
-            value = get(key)
-            if value is not None and type(value) is not str:
-                return False
-        seconds = get("tolerationSeconds")
-        if seconds is not None and type(seconds) is not int:
-            return False
-    return True
 
 
 def _pod(pod: Mapping[str, Any]) -> None:
