@@ -4,7 +4,8 @@
     python benchmarks/bench_session.py --quick    # the smallest plain and topology rows only
     python benchmarks/bench_session.py --command  # only the whole-command table
 
-The whole-command table runs ``pumice schedule -f FILE -o json`` as a user would, on a JSON List
+The whole-command table runs ``pumice schedule -f FILE`` as a user would (``-o json``, then printing its
+tables to a pipe), on a JSON List
 written to a temporary file (5,000 nodes, 50,000 pending pods in 2,274 gangs of 8-36, about 22 MB):
 reading and validating the objects, the snapshot, the session and the output, with the command's
 wall time, CPU time and peak memory (its own process), run as installed (from its bytecode cache).
@@ -229,14 +230,16 @@ def command_objects(nodes: int, pods: int, gang: tuple[int, int], seed: int = 7)
     return objs
 
 
-def run_command() -> dict[str, Any]:
-    """``pumice schedule -f`` on the file, in a child process: wall, CPU (user + system), peak MiB."""
+def run_command() -> list[dict[str, Any]]:
+    """``pumice schedule -f`` on the file in a child process, once with ``-o json`` and once printing its
+    tables (to a pipe): wall, CPU (user + system), peak MiB, each."""
     import tempfile
     from pathlib import Path
 
     nodes, pods, gang = COMMAND_SIZE
     objs = command_objects(nodes, pods, gang)
     gangs = sum(1 for o in objs if o["kind"] == "PodGroup")
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cluster.json"
         path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
@@ -249,30 +252,39 @@ def run_command() -> dict[str, Any]:
         # as installed: from the bytecode cache (pip compiles it), written here before the clock runs
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         subprocess.run([sys.executable, "-c", "import pumice.cli.main, pumice.cli.schedule"], env=env, check=True)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", code, "schedule", "-f", str(path), "-o", "json"],
-                             capture_output=True, text=True, check=True, env=env)
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    placed = len(json.loads(out.stdout)["binds"])
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    peak_kib = int(out.stderr.strip().splitlines()[-1])
-    return {"nodes": nodes, "pods": pods, "gangs": gangs, "mb": size_mb, "placed": placed, "wall_s": wall,
-            "cpu_s": cpu, "peak_mib": peak_kib / 1024}
+        for output in ("json", "tables"):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            out = subprocess.run([sys.executable, "-c", code, "schedule", "-f", str(path),
+                                  *(["-o", "json"] if output == "json" else [])],
+                                 capture_output=True, text=True, check=True, env=env)
+            wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if output == "json":
+                placed = len(json.loads(out.stdout)["binds"])
+            else:  # the title of the binds table: "Binds (N)"
+                title = next(line for line in out.stdout.splitlines() if line.startswith("Binds ("))
+                placed = int(title[len("Binds ("):-1])
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            peak_kib = int(out.stderr.strip().splitlines()[-1])
+            rows.append({"output": output, "nodes": nodes, "pods": pods, "gangs": gangs, "mb": size_mb,
+                         "placed": placed, "wall_s": wall, "cpu_s": cpu, "peak_mib": peak_kib / 1024})
+    return rows
 
 
 def command_table() -> Any:
     from rich.table import Table
 
-    r = json.loads(subprocess.run([sys.executable, __file__, "--command-one"], capture_output=True, text=True,
-                                  check=True).stdout.strip().splitlines()[-1])
-    table = Table(title="pumice schedule -f FILE -o json: the whole command (read, validate, snapshot, session, "
+    rows = json.loads(subprocess.run([sys.executable, __file__, "--command-one"], capture_output=True, text=True,
+                                     check=True).stdout.strip().splitlines()[-1])
+    table = Table(title="pumice schedule -f FILE [-o json]: the whole command (read, validate, snapshot, session, "
                         "output)")
+    table.add_column("output")
     for col in ("nodes", "pending pods", "gangs", "file MB", "placed", "wall s", "CPU s", "peak MiB"):
         table.add_column(col, justify="right")
-    table.add_row(f"{r['nodes']:,}", f"{r['pods']:,}", f"{r['gangs']:,}", f"{r['mb']:.1f}", f"{r['placed']:,}",
-                  f"{r['wall_s']:.2f}", f"{r['cpu_s']:.2f}", f"{r['peak_mib']:.0f}")
+    for r in rows:
+        table.add_row(r["output"], f"{r['nodes']:,}", f"{r['pods']:,}", f"{r['gangs']:,}", f"{r['mb']:.1f}",
+                      f"{r['placed']:,}", f"{r['wall_s']:.2f}", f"{r['cpu_s']:.2f}", f"{r['peak_mib']:.0f}")
     return table
 
 

@@ -169,3 +169,23 @@ def test_predicates_give_volcano_status_codes_per_pending_task_and_node(tmp_path
     assert set(data["predicates"]) == {"default/w"}, "pending tasks only"
     table = CliRunner().invoke(app, ["schedule", "-f", str(f), "--predicates"], env={"COLUMNS": "250"})
     assert table.exit_code == 0 and "UnschedulableAndUnresolvable" in table.stdout, table.output
+
+
+# --- the tables for a person: the same decisions as -o json, one per line ------------------------------
+def test_tables_list_every_bind_and_job_as_json_does(tmp_path: Path) -> None:
+    objs = [node("n1", cpu="4"), node("n2", cpu="4"), vcjob("small", replicas=3), vcjob("huge", replicas=2, cpu="8")]
+    f = write(tmp_path / "c.yaml", objs)
+    decided = schedule("-f", str(f))
+    result = CliRunner().invoke(app, ["schedule", "-f", str(f)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    start = lines.index(f"Binds ({len(decided['binds'])})")
+    assert lines[start + 1].split() == ["POD", "NODE"]
+    shown = dict(line.split() for line in lines[start + 2 : start + 2 + len(decided["binds"])])
+    assert shown == decided["binds"]
+    jobs = lines.index("Jobs (PodGroups)")
+    assert lines[jobs + 1].split()[:4] == ["JOB", "QUEUE", "PHASE", "READY/MIN"]
+    rows = {line.split()[0]: line for line in lines[jobs + 2 :]}
+    assert set(rows) == set(decided["podgroups"]) and len(rows) == 2
+    huge = next(row for key, row in rows.items() if key.startswith("default/huge"))
+    assert huge.split()[2:4] == ["Pending", "0/2"] and "resource in cluster is overused" in huge

@@ -21,6 +21,7 @@ from pumice.api.group_name import group_name
 from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.cli.jobs import JOBS, print_events
 from pumice.cli.pods import pod_ready, pod_restarts, pod_status
+from pumice.cli.tables import print_table
 from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
@@ -33,7 +34,6 @@ from pumice.cli.toolkit import (
     failures,
     meta,
     name_of,
-    print_table,
     quantity,
 )
 from pumice.client import ApiError, KubeClient

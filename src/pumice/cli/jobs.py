@@ -11,6 +11,7 @@ import typer
 
 from pumice.api import load_file
 from pumice.api.resources import COMMANDS, JOBS
+from pumice.cli.tables import print_table
 from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
@@ -27,7 +28,6 @@ from pumice.cli.toolkit import (
     nothing_found,
     parse_resources,
     parse_time,
-    print_table,
 )
 from pumice.client import ApiError, KubeClient
 

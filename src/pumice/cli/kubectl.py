@@ -17,6 +17,7 @@ import typer
 from pumice.api.reader import file_size_limit
 from pumice.cli import jobs, pods, queues
 from pumice.cli.limits import MaxFileSize
+from pumice.cli.tables import print_table
 from pumice.cli.toolkit import (
     AllNamespaces,
     Context,
@@ -33,7 +34,6 @@ from pumice.cli.toolkit import (
     name_of,
     nothing_found,
     print_objects,
-    print_table,
     quantity,
     read_manifests,
 )

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from pumice.cli.tables import print_table
 from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
@@ -19,7 +20,6 @@ from pumice.cli.toolkit import (
     meta,
     name_of,
     nothing_found,
-    print_table,
 )
 
 app = typer.Typer(help="Pods of Volcano jobs and queues.", no_args_is_help=True)

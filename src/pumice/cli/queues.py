@@ -10,6 +10,7 @@ import typer
 
 from pumice.api.resources import PODGROUPS, QUEUES
 from pumice.cli.jobs import create_command
+from pumice.cli.tables import print_table
 from pumice.cli.toolkit import (
     Context,
     Kubeconfig,
@@ -21,7 +22,6 @@ from pumice.cli.toolkit import (
     name_of,
     nothing_found,
     parse_resources,
-    print_table,
 )
 from pumice.client import KubeClient
 

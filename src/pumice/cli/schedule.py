@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from pumice.admission.pods import default_pod
 from pumice.api import ManifestError
 from pumice.api.io import load_dicts
 from pumice.api.reader import read_text_file
+from pumice.cli.tables import print_table
 from pumice.controllers.expand import expand_jobs
 from pumice.controllers.queue import DEFAULT_QUEUES
 from pumice.runtime.schedconf import live_default_conf
@@ -86,59 +86,34 @@ def render_json(outcome: SessionOutcome, scores: dict[str, dict[str, float]] | N
 
 def render_table(console: Console, outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None,
                  predicates: dict[str, dict[str, str]] | None = None) -> None:
+    """The decisions as kubectl-like tables, each under its title (messages go to ``console``)."""
     if outcome.binds:
-        t = Table(title=f"Binds ({len(outcome.binds)})", title_justify="left")
-        t.add_column("POD")
-        t.add_column("NODE")
-        for pod, node in outcome.binds.items():
-            t.add_row(pod, node)
-        console.print(t)
+        print_table(["POD", "NODE"], list(outcome.binds.items()), title=f"Binds ({len(outcome.binds)})")
     else:
         console.print("No pod was bound in this session.")
     if outcome.evictions:
-        t = Table(title=f"Evictions ({len(outcome.evictions)})", title_justify="left")
-        t.add_column("POD")
-        for pod in outcome.evictions:
-            t.add_row(pod)
-        console.print(t)
+        print_table(["POD"], [[pod] for pod in outcome.evictions], title=f"Evictions ({len(outcome.evictions)})")
     if outcome.pipelined:
-        t = Table(title="Pipelined (waiting for resources being released)", title_justify="left")
-        t.add_column("POD")
-        t.add_column("NODE")
-        for pod, node in outcome.pipelined.items():
-            t.add_row(pod, node)
-        console.print(t)
-    t = Table(title="Jobs (PodGroups)", title_justify="left")
+        print_table(["POD", "NODE"], list(outcome.pipelined.items()),
+                    title="Pipelined (waiting for resources being released)")
     with_hypernodes = any(job.hypernode for job in outcome.jobs)
-    cols = ("JOB", "QUEUE", "PHASE", "READY/MIN", *(("HYPERNODE",) if with_hypernodes else ()), "PENDING BECAUSE")
-    for col in cols:
-        t.add_column(col, overflow="fold")
-    for job in outcome.jobs:
-        hypernode = (job.hypernode or "-",) if with_hypernodes else ()
-        t.add_row(job.key, job.queue, job.phase, f"{job.ready}/{job.min_available}", *hypernode, job.reason or "-")
-    console.print(t)
+    cols = ["JOB", "QUEUE", "PHASE", "READY/MIN", *(["HYPERNODE"] if with_hypernodes else []), "PENDING BECAUSE"]
+    print_table(cols, [[job.key, job.queue, job.phase, f"{job.ready}/{job.min_available}",
+                        *([job.hypernode or "-"] if with_hypernodes else []), job.reason or "-"]
+                       for job in outcome.jobs], title="Jobs (PodGroups)")
     if outcome.orphan_pods:
         console.print(f"[yellow]{len(outcome.orphan_pods)} pending pod(s) name no PodGroup and were not "
                       f"considered (Volcano schedules pods through their PodGroup): "
                       f"{', '.join(outcome.orphan_pods[:5])}{' ...' if len(outcome.orphan_pods) > 5 else ''}")
     if scores:
-        t = Table(title="Node scores after session open", title_justify="left")
-        t.add_column("POD")
         nodes = sorted({n for s in scores.values() for n in s})
-        for n in nodes:
-            t.add_column(n, justify="right")
-        for pod, per_node in scores.items():
-            t.add_row(pod, *(f"{per_node.get(n, 0):g}" for n in nodes))
-        console.print(t)
+        print_table(["POD", *nodes], [[pod, *(f"{per_node.get(n, 0):g}" for n in nodes)]
+                                      for pod, per_node in scores.items()],
+                    title="Node scores after session open")
     if predicates:
-        t = Table(title="Predicates after session open (Volcano status codes)", title_justify="left")
-        t.add_column("POD")
-        t.add_column("NODE")
-        t.add_column("STATUS")
-        for pod, codes in predicates.items():
-            for n, code in codes.items():
-                t.add_row(pod, n, code)
-        console.print(t)
+        print_table(["POD", "NODE", "STATUS"], [[pod, n, code] for pod, codes in predicates.items()
+                                                for n, code in codes.items()],
+                    title="Predicates after session open (Volcano status codes)")
 
 
 def discover(objects: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:

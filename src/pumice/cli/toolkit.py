@@ -2,8 +2,8 @@
 
 The connection options (``--kubeconfig/-k``, ``--server/--master/-s``, ``--context``, ``--namespace/-n``),
 :func:`failures` (one-line errors: exit 1 when the server refuses or cannot be reached, 2 for bad input),
-object accessors, ages, vcctl's resource syntax, kubectl-like tables and ``-o yaml|json``, and reading
-manifests. Command modules (``kubectl``, ``jobs``, ``queues``, ``pods``, ``describe``, ``up``) import it; it
+object accessors, ages, vcctl's resource syntax, ``-o yaml|json`` and reading manifests (tables are
+``tables``). Command modules (``kubectl``, ``jobs``, ``queues``, ``pods``, ``describe``, ``up``) import it; it
 imports none of them.
 """
 
@@ -19,9 +19,6 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from pumice.api import ManifestError, UnknownResourceError, is_valid_quantity, load_file, load_text, milli_value
 from pumice.api.reader import max_file_bytes
@@ -160,27 +157,6 @@ def quantity(value: Any) -> int | None:
 
 
 # ---------------------------------------------------------------------------- output
-
-
-def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None) -> None:
-    """A kubectl-like table: no borders, columns never wrapped or cut (wider than the terminal: it wraps)."""
-    cells = [[str(c) if c is not None else "" for c in row] for row in rows]
-    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
-    needed = sum(widths) + 3 * len(widths) + 2
-    console = Console(highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=max(needed, 80))
-    elif console.width < needed:
-        console = Console(highlight=False, width=needed)
-    table = Table(box=None, pad_edge=False, padding=(0, 3, 0, 0), show_edge=False, header_style="bold",
-                  title=title, title_justify="left")
-    for header in headers:
-        table.add_column(Text(header), no_wrap=True, overflow="ignore")
-    for row in cells:
-        table.add_row(*(Text(c) for c in row))
-    with console.capture() as captured:
-        console.print(table)
-    sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
 def print_objects(objs: list[Obj], output: str, single: bool) -> None:
