@@ -15,9 +15,10 @@ from pumice.cli.main import app
 #: Libraries only some commands use: the server, the Kubernetes client, plots, the webhooks' TLS.
 HEAVY = ("aiohttp", "starlette", "uvicorn", "kubernetes", "matplotlib", "cryptography", "pumice.sim",
          "pumice.server", "pumice.store.kube")
-#: What a dry run of a file of pods and nodes needs none of: the store's machinery, the models of other kinds.
+#: What a dry run of a file of pods and nodes needs none of: the store's machinery, the models of other kinds,
+#: the job controller (for files with VolcanoJobs), the extender plugin's HTTP client.
 DRY_RUN_UNUSED = (*HEAVY, "asyncio", "sqlite3", "pumice.store.base", "pumice.api.apps", "pumice.api.flow",
-                  "pumice.api.rbac")
+                  "pumice.api.rbac", "pumice.api.batch", "pumice.controllers.job_build", "http.client")
 
 
 def test_help_lists_every_command_with_its_summary() -> None:

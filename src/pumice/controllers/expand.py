@@ -10,11 +10,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pumice.api import apply_defaults, parse_object
-
-from .job_build import build_pod, build_podgroup, tasks_of
-from .job_plugins import PluginError
-
 __all__ = ["expand_jobs"]
 
 JOB_API = "batch.volcano.sh/v1alpha1"
@@ -32,6 +27,12 @@ def expand_jobs(objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], li
         if obj.get("kind") != "Job" or obj.get("apiVersion") != JOB_API:
             out.append(obj)
             continue
+        # here: the job controller's modules (and the Job model) only for a file that has Jobs
+        from pumice.api import apply_defaults, parse_object
+
+        from .job_build import build_pod, build_podgroup, tasks_of
+        from .job_plugins import PluginError
+
         job = apply_defaults(parse_object(copy.deepcopy(obj))).to_dict()
         meta = job.setdefault("metadata", {})
         meta.setdefault("namespace", "default")

@@ -482,13 +482,13 @@ class Placer:
         depth = self._most_replicas(task, idx, depth)
         c = len(idx)
         first = min(depth, FIRST_LEVELS)
-        view = NodeView.ladder(self.nodes, idx, task.resreq, task.nonzero, first)
+        view = NodeView.ladder(self.nodes, idx, task.row, first)
         _, fits_idle, lscore = self._dynamic(task, view)
 
         def extend(node: int, levels: int) -> tuple[list[bool], list[float]]:
             # called from pick(), before the replica it answers is placed: the node's row holds
             # one replica less than the level asked for
-            more = NodeView.ladder(self.nodes, np.array([node]), task.resreq, task.nonzero, levels, start=1)
+            more = NodeView.ladder(self.nodes, np.array([node]), task.row, levels, start=1)
             _, more_ok, more_score = self._dynamic(task, more)
             return more_ok.tolist(), more_score.tolist()
 

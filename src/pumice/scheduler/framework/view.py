@@ -39,19 +39,17 @@ class NodeView:
         return cls(idx, alloc, idle, used, future, rows[r : r + 2], rows[r + 2], nodes.max_tasks[idx])
 
     @classmethod
-    def ladder(cls, nodes: NodeTable, idx: np.ndarray, resreq: np.ndarray, nonzero: tuple[float, float],
-               depth: int, start: int = 0) -> NodeView:
-        """Rows of nodes ``idx`` after start..start+depth-1 more replicas each: level-major,
-        shape depth*len(idx)."""
+    def ladder(cls, nodes: NodeTable, idx: np.ndarray, row: np.ndarray, depth: int, start: int = 0) -> NodeView:
+        """Rows of nodes ``idx`` after start..start+depth-1 more replicas each (a replica adding ``row``
+        to the node's placed rows: ``TaskInfo.row``): level-major, shape depth*len(idx)."""
         levels = np.repeat(np.arange(start, start + depth, dtype=float), len(idx))
         tiled = np.tile(idx, depth)
-        add = resreq[:, None] * levels[None, :]
-        nz = np.array(nonzero)[:, None] * levels[None, :]
         alloc = nodes.allocatable[:, tiled]
-        used = nodes.used[:, tiled] + add
+        rows = nodes.placed_rows(tiled)  # used, non-zero used and task count in one gather
+        rows += row[:, None] * levels
+        r = len(alloc)
+        used = rows[:r]
         idle = alloc - used
-        return cls(
-            tiled, alloc, idle, used,
-            idle + nodes.releasing[:, tiled] - nodes.pipelined[:, tiled],
-            nodes.nonzero_used[:, tiled] + nz, nodes.task_count[tiled] + levels, nodes.max_tasks[tiled],
-        )
+        future = (idle + nodes.releasing[:, tiled] - nodes.pipelined[:, tiled]
+                  if nodes.pipelined_tasks or nodes.releasing_tasks else idle)
+        return cls(tiled, alloc, idle, used, future, rows[r : r + 2], rows[r + 2], nodes.max_tasks[tiled])

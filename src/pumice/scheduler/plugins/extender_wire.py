@@ -4,7 +4,6 @@ reads, and the POST that carries it (one connection per extender, kept alive, wi
 
 from __future__ import annotations
 
-import http.client
 import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -14,6 +13,8 @@ import numpy as np
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
 
 if TYPE_CHECKING:
+    import http.client
+
     from pumice.scheduler.framework.session import Session
 
 #: Volcano reads at most 10 MB of an answer.
@@ -81,6 +82,8 @@ class Client:
         self._conn: http.client.HTTPConnection | None = None
 
     def _connection(self) -> http.client.HTTPConnection:
+        import http.client  # here: http.client pulls in ssl (30 ms), which a session without extenders never needs
+
         if self._conn is None:
             cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
             self._conn = cls(self.host, self.port, timeout=self.timeout)
@@ -92,6 +95,8 @@ class Client:
             self._conn = None
 
     def post(self, verb: str, body: object, want_answer: bool = True) -> Any:
+        import http.client
+
         data = json.dumps(body, separators=(",", ":"), default=str).encode()
         path = f"{self.base_path}/{verb}"
         for attempt in (0, 1):
