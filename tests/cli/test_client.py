@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -70,6 +72,24 @@ def test_kubeconfig_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(ConfigError) as info:
         load_config(str(broken))
     assert info.value.exit_code == 2 and "\n" not in str(info.value)
+
+
+def test_fallback_table_names_every_modelled_kind_as_its_model_does() -> None:
+    from pumice.api import MODELS
+    from pumice.client.discovery import FALLBACK
+
+    modelled = [(m.API_VERSION, m.KIND, m.PLURAL, m.NAMESPACED, tuple(m.SHORT_NAMES)) for m in MODELS]
+    assert [(r.api_version, r.kind, r.plural, r.namespaced, r.short_names) for r in FALLBACK[: len(MODELS)]] == modelled
+    assert {r.kind for r in FALLBACK[len(MODELS) :]} == {"Event", "Service", "ConfigMap", "Secret"}
+
+
+def test_client_commands_build_no_models_to_resolve_a_word() -> None:
+    """``pumice get pods`` must not build every kind's pydantic classes (a fifth of a second) to know the word."""
+    code = ("import sys\nfrom pumice.client.discovery import Discovery\n"
+            "assert Discovery(lambda path: None).resolve('pods').plural == 'pods'\n"
+            "print(sorted(m for m in ('pumice.api.core', 'pumice.api.batch', 'pumice.api.rbac') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 # ---------------------------------------------------------------------------- against the server

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from pumice.cli.lazy import COMMANDS, load_command
@@ -54,3 +55,22 @@ def test_a_dry_run_imports_neither_the_server_nor_the_store(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert "binds" in json.loads(done.stdout)  # the session ran and printed its decisions
     assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+
+
+#: What a command that only talks to a server (``get``, vcctl's ``list``) needs none of: the engine's NumPy,
+#: the models of kinds it does not read.
+CLIENT_UNUSED = ("numpy", "pumice.api.core", "pumice.api.batch", "pumice.api.scheduling", "pumice.scheduler",
+                 "aiohttp", "starlette", "uvicorn")
+
+
+@pytest.mark.parametrize("command", [["get", "pods", "-A"], ["job", "list"], ["queue", "list"]])
+def test_client_commands_start_without_the_engine_or_the_models(command: list[str]) -> None:
+    code = ("import sys, json\nfrom pumice.cli.main import app\nsys.argv = ['pumice', *sys.argv[1:]]\ntry:\n"
+            "    app()\nexcept SystemExit as exit:\n    print('exit', exit.code, file=sys.stderr)\n"
+            f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({CLIENT_UNUSED!r}))), file=sys.stderr)")
+    # nothing listens on port 1: the command gets as far as its request, then fails in one line
+    done = subprocess.run([sys.executable, "-c", code, *command, "--server", "http://127.0.0.1:1"],
+                          capture_output=True, text=True, timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert lines[-2] == "exit 1", done.stderr
+    assert json.loads(lines[-1]) == []

@@ -38,7 +38,6 @@ from collections.abc import Generator, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-import numpy as np
 import yaml
 
 from pumice.api.sizes import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_OBJECT_BYTES, format_bytes
@@ -155,6 +154,8 @@ def json_depth(raw: bytes | str) -> int:
     """
     if ("[" not in raw and "{" not in raw) if isinstance(raw, str) else (b"[" not in raw and b"{" not in raw):
         return 0
+    import numpy as np  # here: commands that read no JSON text (vcctl's, kubectl's) start without NumPy
+
     depth = deepest = 0
     inside = 0  # 1 while in a string at a chunk's start
     trailing = 0  # backslashes ending the previous chunk

@@ -64,24 +64,43 @@ class Resource:
         return {w.lower() for w in words}
 
 
-def _fallback() -> tuple[Resource, ...]:
-    from pumice.api import MODELS
-
-    table = []
-    for model in MODELS:
-        group, _, version = model.API_VERSION.rpartition("/")
-        table.append(Resource(group, version, model.PLURAL, model.KIND, model.NAMESPACED, tuple(model.SHORT_NAMES)))
-    table += [
-        Resource("", "v1", "events", "Event", True, ("ev",)),
-        Resource("", "v1", "services", "Service", True, ("svc",)),
-        Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
-        Resource("", "v1", "secrets", "Secret", True),
-    ]
-    return tuple(table)
-
-
-#: pumice's kinds and a few core ones: used when a server has no discovery document for them.
-FALLBACK: tuple[Resource, ...] = _fallback()
+#: pumice's kinds (those of ``pumice.api.registry.KINDS``, in its order, as their models name them) and a few
+#: core ones: used when a server has no discovery document for them. Written out rather than read from the
+#: models, which would build every kind's pydantic classes (a fifth of a second) in every command that talks
+#: to a server; ``tests/cli/test_client.py`` checks it against the models.
+FALLBACK: tuple[Resource, ...] = (
+    Resource("", "v1", "namespaces", "Namespace", False, ("ns",)),
+    Resource("", "v1", "nodes", "Node", False, ("no",)),
+    Resource("", "v1", "pods", "Pod", True, ("po",)),
+    Resource("", "v1", "resourcequotas", "ResourceQuota", True, ("quota",)),
+    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+    Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
+    Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True, ("pg", "podgroup-v1beta1")),
+    Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False, ("q", "queue-v1beta1")),
+    Resource("topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode", False, ("hn",)),
+    Resource("batch.volcano.sh", "v1alpha1", "jobs", "Job", True, ("vcjob", "vj")),
+    Resource("batch.volcano.sh", "v1alpha1", "cronjobs", "CronJob", True, ("cronvcjob", "cronvj")),
+    Resource("bus.volcano.sh", "v1alpha1", "commands", "Command", True),
+    Resource("nodeinfo.volcano.sh", "v1alpha1", "numatopologies", "Numatopology", False, ("numatopo",)),
+    Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",)),
+    Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",)),
+    Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",)),
+    Resource("batch", "v1", "jobs", "Job", True),
+    Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
+    Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
+             ("crd", "crds")),
+    Resource("flow.volcano.sh", "v1alpha1", "jobflows", "JobFlow", True, ("jf",)),
+    Resource("flow.volcano.sh", "v1alpha1", "jobtemplates", "JobTemplate", True, ("jt",)),
+    Resource("federation.pumice.io", "v1alpha1", "clusters", "Cluster", False, ("mc",)),
+    Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
+    Resource("", "v1", "events", "Event", True, ("ev",)),
+    Resource("", "v1", "services", "Service", True, ("svc",)),
+    Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
+    Resource("", "v1", "secrets", "Secret", True),
+)
 
 #: Words that name pumice's kinds, looked up before asking the server (``jobs`` is Volcano's Job here).
 _LOCAL_WORDS: dict[str, Resource] = {word: r for r in reversed(FALLBACK) for word in r.names()}
