@@ -43,9 +43,12 @@ class BinpackPlugin(Plugin):
             return
         #: resource row -> weight, for the resources the cluster has.
         self.weights = {ssn.space.index[n]: w for n, w in self.resource_weights.items() if n in ssn.space.index}
+        #: Per resource row: every node has some (fixed for the session: no zero to leave out for it).
+        alloc = ssn.nodes.allocatable
+        self.everywhere = [bool(alloc[d].all()) and alloc.shape[1] > 0 for d in range(len(alloc))]
         #: Per shape: (requested resources with a weight, their weights as a column, the request
-        #: as a column, the weights' sum).
-        self.shapes: dict[Shape, tuple[list[int], np.ndarray, np.ndarray, float]] = {}
+        #: as a column, the weights' sum, whether no node or weight is zero for them: the usual case).
+        self.shapes: dict[Shape, tuple[list[int] | slice, np.ndarray, np.ndarray, float, bool]] = {}
         ssn.add(NODE_ORDER, self.name, self)
 
     def static_score(self, task: TaskInfo) -> np.ndarray | None:
@@ -54,22 +57,26 @@ class BinpackPlugin(Plugin):
     def dynamic_score(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
         got = self.shapes.get(task.shape)
         if got is None:
-            dims = [d for d in self.weights if task.resreq[d] > 0]
-            weights = np.array([self.weights[d] for d in dims], dtype=float)[:, None]
-            got = self.shapes[task.shape] = (dims, weights, task.resreq[dims, None], float(weights.sum()))
-        dims, weights, req, weight_sum = got
-        if not dims:
+            asked = [d for d in self.weights if task.resreq[d] > 0]
+            weights = np.array([self.weights[d] for d in asked], dtype=float)[:, None]
+            plain = all(self.everywhere[d] and self.weights[d] != 0 for d in asked)
+            rows: list[int] | slice = slice(0, 2) if asked == [0, 1] else asked  # a slice reads without a copy
+            got = self.shapes[task.shape] = (rows, weights, task.resreq[asked, None], float(weights.sum()), plain)
+        dims, weights, req, weight_sum, plain = got
+        if not len(req):
             return np.zeros(len(view.idx))
         alloc = view.allocatable[dims]
         final = view.used[dims] + req
-        usable = (alloc != 0) & (weights != 0)
-        if usable.all():  # the usual case: no zero allocatable or weight to leave out
+        if plain:
             part = final * weights / alloc
+            over = (final > alloc).any(axis=0)
         else:
+            usable = (alloc != 0) & (weights != 0)
             part = np.where(usable, final * weights / np.where(alloc == 0, 1, alloc), 0.0)
+            over = (usable & (final > alloc)).any(axis=0)
         score: np.ndarray = part.sum(axis=0)
         if weight_sum > 0:
             score /= weight_sum
         score *= MAX_NODE_SCORE * self.weight
-        score[(usable & (final > alloc)).any(axis=0)] = 0.0  # the task does not fit: 0 for the node
+        score[over] = 0.0  # the task does not fit: 0 for the node
         return score

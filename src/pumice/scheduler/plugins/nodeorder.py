@@ -38,20 +38,21 @@ BALANCED_SCALARS = ("nvidia.com/gpu",)
 _EXACT_QUOTIENT = 2.0**53 / (2 * MAX_NODE_SCORE)
 
 
-def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool) -> np.ndarray:
+def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool, exact: bool = False) -> np.ndarray:
     """kube-scheduler's Least/MostAllocated over resources (rows): per resource
     ``(alloc - req) * 100 // alloc`` (0 when over) or ``min(req, alloc) * 100 // alloc``, then the
     integer average over the resources whose allocatable is not zero. Requests and allocatable are
-    whole numbers (milli-cores, bytes: ``resources.quantity_in_units``)."""
-    if alloc.all():  # the usual case: no zero allocatable to leave out
-        if len(alloc) == 2 and alloc.max(initial=0.0) < _EXACT_QUOTIENT:
+    whole numbers (milli-cores, bytes: ``resources.quantity_in_units``). ``exact``: the caller knows that
+    ``alloc`` is two rows, none zero, all below :data:`_EXACT_QUOTIENT` (the node table's, checked once)."""
+    if exact or alloc.all():  # the usual case: no zero allocatable to leave out
+        if exact or (len(alloc) == 2 and alloc.max(initial=0.0) < _EXACT_QUOTIENT):
             if most:
                 per = np.floor(np.minimum(requested, alloc) * MAX_NODE_SCORE / alloc)
             else:
                 per = np.floor((alloc - requested) * MAX_NODE_SCORE / alloc)
                 per[requested > alloc] = 0
-            exact: np.ndarray = np.floor((per[0] + per[1]) * 0.5)
-            return exact
+            exact_mean: np.ndarray = np.floor((per[0] + per[1]) * 0.5)
+            return exact_mean
         if most:
             per = np.floor_divide(np.minimum(requested, alloc) * MAX_NODE_SCORE, alloc)
         else:
@@ -67,6 +68,35 @@ def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool) -> np
         per = np.where(requested > alloc, 0, np.floor_divide((alloc - requested) * MAX_NODE_SCORE, safe))
     den = has.sum(axis=0)
     return np.where(den == 0, 0, np.floor_divide((per * has).sum(axis=0), np.maximum(den, 1)))
+
+
+def balanced_present(alloc: np.ndarray, req: np.ndarray) -> np.ndarray:
+    """BalancedAllocation, ``100 x (1 - std of the requested fractions)``, on nodes (columns) that all have
+    some of every resource (rows): :func:`balanced_any` with nothing to leave out, the same bits for less work."""
+    frac = np.minimum(req / alloc, 1.0)
+    if len(frac) == 2:  # the std of two fractions is half their gap
+        two: np.ndarray = np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * MAX_NODE_SCORE)
+        return two
+    mean = frac.sum(axis=0) / len(frac)
+    std = np.sqrt(((frac - mean) ** 2).sum(axis=0) / len(frac))
+    scores: np.ndarray = np.trunc((1 - std) * MAX_NODE_SCORE)
+    return scores
+
+
+def balanced_any(alloc: np.ndarray, req: np.ndarray) -> np.ndarray:
+    """BalancedAllocation over the resources each node has (a resource with no allocatable is left out)."""
+    has = alloc != 0
+    frac = np.where(has, np.minimum(req / np.where(has, alloc, 1), 1.0), 0.0)
+    count = has.sum(axis=0)
+    safe = np.maximum(count, 1)
+    mean = frac.sum(axis=0) / safe  # frac is 0 where the node has none of the resource
+    var = (((frac - mean) ** 2) * has).sum(axis=0) / safe
+    # two resources present: the std is half their gap (max - min over the present ones)
+    gap = np.where(has, frac, -np.inf).max(axis=0) - np.where(has, frac, np.inf).min(axis=0)
+    std = np.where(count == 2, gap / 2, np.sqrt(var))
+    std = np.where(count < 2, 0.0, std)
+    scores: np.ndarray = np.trunc((1 - std) * MAX_NODE_SCORE)
+    return scores
 
 
 #: Raw preference scores per shape: (taint counts, preferred node affinity), None where nothing
@@ -96,8 +126,15 @@ class NodeOrderPlugin(Plugin):
     def on_session_open(self, ssn: Session) -> None:
         self.nodes = ssn.nodes
         self.balanced_scalars = [ssn.space.index[n] for n in BALANCED_SCALARS if n in ssn.space.index]
-        #: Per shape: (non-zero cpu/memory request as a column, balanced resources, their request column).
-        self.shapes: dict[Shape, tuple[np.ndarray, list[int], np.ndarray]] = {}
+        # Facts of the node table's allocatable, fixed for the session: per resource, no node has none of
+        # it; and cpu/memory allow the exact quotient (each call would otherwise check its columns).
+        alloc = ssn.nodes.allocatable
+        self.everywhere = [bool(alloc[d].all()) and alloc.shape[1] > 0 for d in range(len(alloc))]
+        self.exact = bool(len(alloc) >= 2 and self.everywhere[0] and self.everywhere[1]
+                          and alloc[:2].max(initial=0.0) < _EXACT_QUOTIENT)
+        #: Per shape: (non-zero cpu/memory request as a column, balanced resources, their request column,
+        #: whether every node has some of each balanced resource).
+        self.shapes: dict[Shape, tuple[np.ndarray, list[int], np.ndarray, bool]] = {}
         self.raw = ssn.nodes.memo.get(_RAW_PREFERENCES[(bool(self.taint_w), bool(self.affinity_w))], dict)
         #: InterPodAffinity's raw scores, kept as pods are placed (None: weight 0 or no pod affinity anywhere).
         self.pod_affinity: PodAffinityScores | None = None
@@ -113,53 +150,40 @@ class NodeOrderPlugin(Plugin):
     def static_score(self, task: TaskInfo) -> np.ndarray | None:
         return None  # image locality: simulated nodes hold no images
 
-    def _per_shape(self, task: TaskInfo) -> tuple[np.ndarray, list[int], np.ndarray]:
+    def _per_shape(self, task: TaskInfo) -> tuple[np.ndarray, list[int], np.ndarray, bool]:
         got = self.shapes.get(task.shape)
         if got is None:
             dims = [0, 1] + [d for d in self.balanced_scalars if task.resreq[d] > 0]
-            got = self.shapes[task.shape] = (np.asarray(task.nonzero)[:, None], dims, task.resreq[dims, None])
+            got = self.shapes[task.shape] = (np.asarray(task.nonzero)[:, None], dims, task.resreq[dims, None],
+                                             all(self.everywhere[d] for d in dims))
         return got
 
     def dynamic_score(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
-        nonzero, dims, dims_req = self._per_shape(task)
+        nonzero, dims, dims_req, everywhere = self._per_shape(task)
         total = None
         if self.least_w or self.most_w:
             requested = view.nonzero_used + nonzero
             alloc = view.allocatable[:2]
             if self.least_w:
-                total = self.least_w * _resource_scores(requested, alloc, most=False)
+                total = self.least_w * _resource_scores(requested, alloc, most=False, exact=self.exact)
             if self.most_w:
-                most = self.most_w * _resource_scores(requested, alloc, most=True)
+                most = self.most_w * _resource_scores(requested, alloc, most=True, exact=self.exact)
                 total = most if total is None else total + most
         if self.balanced_w:
-            balanced = self.balanced_w * self._balanced(view, dims, dims_req)
+            balanced = self.balanced_w * self._balanced(view, dims, dims_req, everywhere)
             total = balanced if total is None else total + balanced
         return total if total is not None else np.zeros(len(view.idx))
 
-    def _balanced(self, view: NodeView, dims: list[int], dims_req: np.ndarray) -> np.ndarray:
-        """BalancedAllocation: 100 x (1 - std of the requested fractions), resources with allocatable."""
+    def _balanced(self, view: NodeView, dims: list[int], dims_req: np.ndarray, everywhere: bool) -> np.ndarray:
+        """BalancedAllocation: 100 x (1 - std of the requested fractions), resources with allocatable.
+        ``everywhere``: every node has some of each resource (the usual case: nothing to leave out)."""
         if len(dims) == 2:
             alloc = view.allocatable[:2]
             req = view.used[:2] + dims_req
         else:
             alloc = view.allocatable[dims]
             req = view.used[dims] + dims_req
-        if len(dims) == 2 and alloc.all():  # the usual case: std of two fractions is half their gap
-            frac = np.minimum(req / alloc, 1.0)
-            out: np.ndarray = np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * MAX_NODE_SCORE)
-            return out
-        has = alloc != 0
-        frac = np.where(has, np.minimum(req / np.where(has, alloc, 1), 1.0), 0.0)
-        count = has.sum(axis=0)
-        safe = np.maximum(count, 1)
-        mean = frac.sum(axis=0) / safe  # frac is 0 where the node has none of the resource
-        var = (((frac - mean) ** 2) * has).sum(axis=0) / safe
-        # two resources present: the std is half their gap (max - min over the present ones)
-        gap = np.where(has, frac, -np.inf).max(axis=0) - np.where(has, frac, np.inf).min(axis=0)
-        std = np.where(count == 2, gap / 2, np.sqrt(var))
-        std = np.where(count < 2, 0.0, std)
-        scores: np.ndarray = np.trunc((1 - std) * MAX_NODE_SCORE)
-        return scores
+        return balanced_present(alloc, req) if everywhere or alloc.all() else balanced_any(alloc, req)
 
     # --- BatchNodeOrderFn: taint toleration, preferred node affinity, normalized over candidates --
     def _raw_scores(self, task: TaskInfo) -> tuple[np.ndarray | None, np.ndarray | None]:
