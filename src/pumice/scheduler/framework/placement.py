@@ -284,6 +284,8 @@ class Placer:
         self._rows = kept.rows
         self._nofit = kept.nofit
         self._safe: dict[Shape, bool] = {}
+        #: Per shape: the resources it requests (as a column of row indices) and its request there.
+        self._asked: dict[Shape, tuple[np.ndarray, np.ndarray]] = {}
         self._explained: dict[tuple[Shape, int], tuple[int, str]] = {}
         #: (filter, shape) -> its static checks, for ``explain`` in a subset of nodes.
         self._explained_static: dict[tuple[int, Shape], list[tuple[str, np.ndarray]]] = {}
@@ -506,13 +508,16 @@ class Placer:
         """An upper bound on how many replicas any of the nodes ``idx`` can still take (by resources
         alone: whether a pod limit applies is the predicates' business); a ladder deeper than that
         would only hold rows that fit nowhere."""
-        nodes = self.nodes
-        req = task.resreq
-        dims = np.flatnonzero(req > 0)
-        if not len(dims) or not len(idx):
+        asked = self._asked.get(task.shape)
+        if asked is None:
+            dims = np.flatnonzero(task.resreq > 0)
+            asked = self._asked[task.shape] = (dims[:, None], task.resreq[dims, None])
+        rows, req = asked
+        if not len(req) or not len(idx):
             return depth
-        idle = nodes.allocatable[np.ix_(dims, idx)] - nodes.used[np.ix_(dims, idx)]
-        fit = np.min(np.floor((idle + EPS) / req[dims, None]), axis=0)
+        nodes = self.nodes
+        idle = nodes.allocatable[rows, idx] - nodes.used[rows, idx]
+        fit = np.min(np.floor((idle + EPS) / req), axis=0)
         return int(min(depth, max(fit.max(), 1)))
 
     def _static_checks(self, i: int, task: TaskInfo) -> list[tuple[str, np.ndarray]]:
