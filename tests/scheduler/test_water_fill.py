@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from pumice.scheduler.model import QueueInfo
 from pumice.scheduler.plugins.proportion import QueueAttr, water_fill
-from pumice.scheduler.resources import EPS, less_equal, share
+from pumice.scheduler.resources import EPS, SharesOf, less_equal, share
 
 R = 3
 amount = st.one_of(st.integers(0, 64).map(lambda v: v * 500.0), st.just(0.0))
@@ -67,3 +67,11 @@ def test_float_water_fill_matches_the_vector_form(queues: list[tuple], total: np
     for name, want in expected.items():
         assert np.array_equal(got[name].deserved, want.deserved), name
         assert got[name].share == want.share, name
+
+
+@settings(max_examples=300)
+@given(st.lists(st.floats(0, 1e12), min_size=R, max_size=R).map(np.array),
+       st.lists(st.one_of(st.just(0.0), st.floats(0, 1e12)), min_size=R, max_size=R).map(np.array))
+def test_shares_against_a_fixed_total_are_share(allocated: np.ndarray, total: np.ndarray) -> None:
+    """drf's job shares, computed against the session's total with its dimensions picked once."""
+    assert SharesOf(total)(allocated) == share(allocated, total)

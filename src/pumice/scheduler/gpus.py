@@ -173,7 +173,7 @@ class GpuSlots:
         if req.family == VGPU:
             return self._choose_vgpu(req, j, ok)
         if req.whole:  # the first idle GPUs, in slot order
-            idle = np.flatnonzero(ok & (self.sharers[j] == 0))
+            idle = (ok & (self.sharers[j] == 0)).nonzero()[0]  # 1-D: flatnonzero without its wrappers
             return tuple(idle[: req.whole].tolist()) if len(idle) >= req.whole else None
         room = self.capacity[j] - self.used[j]
         for g in self._order(j, np.where(ok, room, np.inf)):

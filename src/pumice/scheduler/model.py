@@ -505,7 +505,7 @@ class NodeTable:
 
     def changed_since(self, cursor: int) -> np.ndarray:
         """Indices (ascending) of the nodes whose rows changed after ``cursor`` entries of the log."""
-        return np.flatnonzero(self.changed_at > cursor)
+        return (self.changed_at > cursor).nonzero()[0]  # 1-D: flatnonzero without its wrappers
 
     def clear_changes(self) -> None:
         self.changes.clear()

@@ -430,7 +430,7 @@ class Placer:
                 self._nofit[task.shape] = self.nodes.freed
             return None
         group = fits_idle if fits_idle.any() else ok
-        cand = np.flatnonzero(group)
+        cand = group.nonzero()[0]  # flatnonzero without its Python wrappers (1-D): a hot path
         if len(cand) == 1:
             return Choice(int(idx[cand[0]]), bool(fits_idle[cand[0]]))
         batch = self._batch_scores(task, idx[cand])
@@ -467,8 +467,8 @@ class Placer:
         if k < len(idx):
             # top-k by score, ties to the lowest node index (idx is ascending)
             thr = np.partition(score, len(score) - k)[len(score) - k]
-            above = np.flatnonzero(score > thr)
-            at = np.flatnonzero(score == thr)[: k - len(above)]
+            above = (score > thr).nonzero()[0]
+            at = (score == thr).nonzero()[0][: k - len(above)]
             top = np.sort(np.concatenate([above, at]))
         if terms is not None and len(top) < len(idx):
             # Whole groups of the best nodes: their group terms rise together as replicas land,

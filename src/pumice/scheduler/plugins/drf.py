@@ -11,7 +11,7 @@ from pumice.scheduler.framework.points import JOB_ORDER, PERMIT, PREEMPTABLE, QU
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
 from pumice.scheduler.plugins.drf_hierarchy import HierarchyTree
-from pumice.scheduler.resources import share
+from pumice.scheduler.resources import SharesOf
 
 SHARE_DELTA = 1e-6
 
@@ -22,6 +22,7 @@ class DrfPlugin(Plugin):
     def on_session_open(self, ssn: Session) -> None:
         self.ssn = ssn
         self.total: np.ndarray = ssn.total_resource
+        self.share_of = SharesOf(self.total)
         #: Volcano's jobAttr.allocated: allocated tasks at open, then every allocate/deallocate
         #: event (pipelines included). Taken when a job is first compared or changed (most jobs of
         #: a session never are): the session keeps what a job held at open once it touches it.
@@ -89,7 +90,7 @@ class DrfPlugin(Plugin):
     def _share(self, job: JobInfo) -> float:
         s = self.shares.get(job.uid)
         if s is None:
-            s = self.shares[job.uid] = share(self._allocated(job), self.total)
+            s = self.shares[job.uid] = self.share_of(self._allocated(job))
         return s
 
     def job_order(self, left: JobInfo, right: JobInfo) -> int:
@@ -104,7 +105,7 @@ class DrfPlugin(Plugin):
         pjob = preemptor.job
         if pjob is None:
             return [], PERMIT
-        ls = share(self._allocated(pjob) + preemptor.resreq, self.total)
+        ls = self.share_of(self._allocated(pjob) + preemptor.resreq)
         allocations: dict[str, np.ndarray] = {}
         victims = []
         for t in preemptees:
@@ -114,7 +115,7 @@ class DrfPlugin(Plugin):
             if alloc is None:
                 alloc = allocations[t.job.uid] = self._allocated(t.job).copy()
             alloc -= t.resreq
-            rs = share(alloc, self.total)
+            rs = self.share_of(alloc)
             if ls < rs or abs(ls - rs) <= SHARE_DELTA:
                 victims.append(t)
         return victims, PERMIT
