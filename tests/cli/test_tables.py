@@ -65,3 +65,9 @@ def test_on_a_terminal_the_header_is_bold_and_the_title_italic(monkeypatch: pyte
     out = Terminal()
     print_table(["NAME", "NODE"], [["p1", "n1"]], file=out)
     assert out.getvalue().splitlines() == ["NAME   NODE", "p1     n1"]
+
+
+def test_ragged_rows_are_padded_and_extra_cells_get_columns() -> None:
+    out = io.StringIO()
+    print_table(["NAME", "NODE"], [["p1"], ["p2", "n2", "extra"]], file=out)
+    assert out.getvalue().splitlines() == ["NAME   NODE", "p1", "p2     n2     extra"]

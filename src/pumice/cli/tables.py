@@ -20,9 +20,15 @@ BOLD, ITALIC, RESET = "\x1b[1m", "\x1b[3m", "\x1b[0m"
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None,
                 file: TextIO | None = None) -> None:
-    """Print a table (``None`` cells are empty); on a terminal the header is bold and the title italic."""
+    """Print a table (``None`` cells are empty; a short row is padded, a long one gets columns without a
+    header, as Rich does); on a terminal the header is bold and the title italic."""
     out = sys.stdout if file is None else file
     cells = [[str(c) if c is not None else "" for c in row] for row in rows]
+    width = max([len(headers), *(len(row) for row in cells)])
+    headers = [*headers, *[""] * (width - len(headers))]
+    for row in cells:
+        if len(row) < width:
+            row.extend([""] * (width - len(row)))
     styled = _styled(out)
     lines = plain_lines(headers, cells)
     if lines is None:
