@@ -169,7 +169,7 @@ class GpuSlots:
         """The GPUs of node ``j`` a new placement of ``req`` takes, or None when they cannot hold it."""
         if self.family[j] != req.family:
             return None
-        ok = self.valid[j] & self.type_mask(req)[j]
+        ok = self.valid[j] & self.type_mask(req)[j] if req.use or req.nouse else self.valid[j]  # (no model asked)
         if req.family == VGPU:
             return self._choose_vgpu(req, j, ok)
         if req.whole:  # the first idle GPUs, in slot order
