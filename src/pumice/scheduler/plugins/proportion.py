@@ -200,7 +200,11 @@ class ProportionPlugin(Plugin):
         room = attr.room
         if room is None:
             room = attr.room = (attr.deserved - attr.allocated).tolist()
-        ok = all(r - room[d] < EPS for d, r in task.requested)
+        ok = True
+        for d, r in task.requested:  # all(...) without a generator: once per placement
+            if not r - room[d] < EPS:
+                ok = False
+                break
         if not ok and self.ssn.overflow is not None:
             self.ssn.overflow.add(queue.name)
         if not ok and task.job is not None and not task.job.quota_reason:
