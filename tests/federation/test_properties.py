@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pumice.federation import names
@@ -32,6 +32,10 @@ def _members(spec: list[tuple[int, int, int]], fence: bool = True) -> list[Membe
                      min_size=1, max_size=8),
        events=st.lists(st.tuples(st.integers(10, 300), st.sampled_from(["kill", "partition", "heal", "remove"]),
                                  st.integers(0, 3)), max_size=4))
+# found by CI: a killed member that answers again (heal) never starts what it is sent, so j3 runs late elsewhere
+@example(members=[(2, 4, 0), (1, 2, 0), (1, 2, 0)],
+         jobs=[(2, 1, 304), (3, 1, 60), (2, 1, 304), (1, 1, 197), (1, 1, 60), (3, 1, 60)],
+         events=[(159, "kill", 0), (10, "kill", 1), (270, "heal", 0)])
 def test_a_job_never_runs_in_two_members_at_once(members: list[tuple[int, int, int]],
                                                  jobs: list[tuple[int, int, int]],
                                                  events: list[tuple[int, str, int]]) -> None:
@@ -54,9 +58,16 @@ def test_a_job_never_runs_in_two_members_at_once(members: list[tuple[int, int, i
                 w.remove(name)  # a removed member stays listed (deleted) until its jobs are gone: once only
         w.run_until(start + 1500)
         assert tracker.overlaps == []
-        for i in range(len(jobs)):  # nothing lost: finished, or waiting with a reason on the host
+        for i in range(len(jobs)):  # nothing lost: finished, running in a live member, or waiting with a reason
             job = w.host.get(JOBS, "default", f"j{i}")
             state = (job.get("status") or {}).get("state") or {}
+            if state.get("phase") == "Running" and not state.get("reason"):
+                # e.g. dispatched late, after a killed member that answered again never started it
+                placement, _ = read_placement(job["metadata"].get("annotations"))
+                assert placement.placed and all(p.cluster not in w.dead for p in placement.parts), (f"j{i}", placement)
+                copies = [w.clusters[p.cluster].store.get(JOBS, "default", p.name) for p in placement.parts]
+                assert all(((c.get("status") or {}).get("state") or {}).get("phase") == "Running" for c in copies)
+                continue
             assert state.get("phase") in ("Completed", "Failed") or state.get("reason"), (f"j{i}", state)
     finally:
         tracker.close()
