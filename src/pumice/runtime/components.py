@@ -169,13 +169,9 @@ class Components:
         if self._listening:
             with contextlib.suppress(Exception):
                 self.store.remove_listener(self._poke)  # type: ignore[attr-defined]
-        releases = [threading.Thread(target=elector.stop, kwargs={"release": True, "timeout": STOP_RELEASE},
-                                     name=f"release-{component}", daemon=True)
-                    for component, elector in self.electors.items()]
-        for thread in releases:
-            thread.start()
-        for thread in releases:
-            thread.join(STOP_RELEASE + 1.0)
+        released_by = time.monotonic() + STOP_RELEASE  # each release is bounded (LeaderElector.stop): one budget
+        for elector in self.electors.values():
+            elector.stop(release=True, timeout=max(0.0, released_by - time.monotonic()))
         for part in (self.nodes, self.controllers):
             close = getattr(part, "close", None)
             if callable(close):

@@ -144,15 +144,16 @@ class LeaderElector:
         ``timeout``: the longest the release may take (client-go bounds it too); past it the Lease is left to
         expire."""
         self._stop.set()
+        by = None if timeout is None else time.monotonic() + timeout  # one budget for the loop and the release
         if self._thread is not None:
-            self._thread.join(self.retry_period * 3 if timeout is None else min(timeout, self.retry_period * 3))
+            self._thread.join(self.retry_period * 3 if by is None else min(timeout or 0.0, self.retry_period * 3))
         if release and self.leading:
-            if timeout is None:
+            if by is None:
                 self._release()
             else:
                 releasing = threading.Thread(target=self._release, name=f"release-{self.name}", daemon=True)
                 releasing.start()
-                releasing.join(timeout)
+                releasing.join(max(0.0, by - time.monotonic()))
                 if releasing.is_alive():
                     log.warning("lease %s/%s: not released within %.0f s (the API server did not answer); it "
                                 "expires on its own", self.namespace, self.name, timeout)

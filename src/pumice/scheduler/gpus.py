@@ -113,11 +113,16 @@ class GpuSlots:
             self._type_masks[key] = found
         return found
 
+    def usable(self, req: GpuRequest, rows: Any) -> np.ndarray:
+        """The healthy slots of node(s) ``rows`` whose model the request allows (read-only: may be a view)."""
+        valid: np.ndarray = self.valid[rows]
+        return valid & self.type_mask(req)[rows] if req.use or req.nouse else valid
+
     # --- feasibility (columnar) ---------------------------------------------------------------
     def fits(self, req: GpuRequest, idx: np.ndarray, extra_whole: np.ndarray | None = None) -> np.ndarray:
         """Per node of ``idx``: can its GPUs hold the request now? ``extra_whole``: whole GPUs the rows of
         a hypothetical view hold beyond the real ones (replicas a ladder stacks on a node)."""
-        ok = self.valid[idx] & self.type_mask(req)[idx]
+        ok = self.usable(req, idx)
         family = self.family[idx] == req.family
         out: np.ndarray
         if req.family == VGPU:
@@ -169,7 +174,7 @@ class GpuSlots:
         """The GPUs of node ``j`` a new placement of ``req`` takes, or None when they cannot hold it."""
         if self.family[j] != req.family:
             return None
-        ok = self.valid[j] & self.type_mask(req)[j] if req.use or req.nouse else self.valid[j]  # (no model asked)
+        ok = self.usable(req, j)
         if req.family == VGPU:
             return self._choose_vgpu(req, j, ok)
         if req.whole:  # the first idle GPUs, in slot order

@@ -416,6 +416,8 @@ class NodeTable:
         self.anti_affinity_tasks = 0
         #: Σ allocatable: fixed for the table's life.
         self.total = self.allocatable.sum(axis=1)
+        #: Per resource row: every node has some of it (fixed too; scorers then have no zero to leave out).
+        self.held_by_all: list[bool] = [n > 0 and bool(self.allocatable[d].all()) for d in range(r)]
         #: Node indices in the order their rows changed; placement caches replay it.
         self.changes: list[int] = []
         #: Per node, ``len(changes)`` right after its last change (0: none since the log was cleared).

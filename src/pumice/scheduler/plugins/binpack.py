@@ -43,9 +43,7 @@ class BinpackPlugin(Plugin):
             return
         #: resource row -> weight, for the resources the cluster has.
         self.weights = {ssn.space.index[n]: w for n, w in self.resource_weights.items() if n in ssn.space.index}
-        #: Per resource row: every node has some (fixed for the session: no zero to leave out for it).
-        alloc = ssn.nodes.allocatable
-        self.everywhere = [bool(alloc[d].all()) and alloc.shape[1] > 0 for d in range(len(alloc))]
+        self.held_by_all = ssn.nodes.held_by_all
         #: Per shape: (requested resources with a weight, their weights as a column, the request
         #: as a column, the weights' sum, whether no node or weight is zero for them: the usual case).
         self.shapes: dict[Shape, tuple[list[int] | slice, np.ndarray, np.ndarray, float, bool]] = {}
@@ -59,7 +57,7 @@ class BinpackPlugin(Plugin):
         if got is None:
             asked = [d for d in self.weights if task.resreq[d] > 0]
             weights = np.array([self.weights[d] for d in asked], dtype=float)[:, None]
-            plain = all(self.everywhere[d] and self.weights[d] != 0 for d in asked)
+            plain = all(self.held_by_all[d] and self.weights[d] != 0 for d in asked)
             rows: list[int] | slice = slice(0, 2) if asked == [0, 1] else asked  # a slice reads without a copy
             got = self.shapes[task.shape] = (rows, weights, task.resreq[asked, None], float(weights.sum()), plain)
         dims, weights, req, weight_sum, plain = got

@@ -126,12 +126,10 @@ class NodeOrderPlugin(Plugin):
     def on_session_open(self, ssn: Session) -> None:
         self.nodes = ssn.nodes
         self.balanced_scalars = [ssn.space.index[n] for n in BALANCED_SCALARS if n in ssn.space.index]
-        # Facts of the node table's allocatable, fixed for the session: per resource, no node has none of
-        # it; and cpu/memory allow the exact quotient (each call would otherwise check its columns).
-        alloc = ssn.nodes.allocatable
-        self.everywhere = [bool(alloc[d].all()) and alloc.shape[1] > 0 for d in range(len(alloc))]
-        self.exact = bool(len(alloc) >= 2 and self.everywhere[0] and self.everywhere[1]
-                          and alloc[:2].max(initial=0.0) < _EXACT_QUOTIENT)
+        # cpu and memory allow the exact quotient on every node (fixed with the node table: checked once, not
+        # on every call's columns)
+        held, alloc = ssn.nodes.held_by_all, ssn.nodes.allocatable
+        self.exact = bool(len(held) >= 2 and held[0] and held[1] and alloc[:2].max(initial=0.0) < _EXACT_QUOTIENT)
         #: Per shape: (non-zero cpu/memory request as a column, balanced resources, their request column,
         #: whether every node has some of each balanced resource).
         self.shapes: dict[Shape, tuple[np.ndarray, list[int], np.ndarray, bool]] = {}
@@ -155,7 +153,7 @@ class NodeOrderPlugin(Plugin):
         if got is None:
             dims = [0, 1] + [d for d in self.balanced_scalars if task.resreq[d] > 0]
             got = self.shapes[task.shape] = (np.asarray(task.nonzero)[:, None], dims, task.resreq[dims, None],
-                                             all(self.everywhere[d] for d in dims))
+                                             all(self.nodes.held_by_all[d] for d in dims))
         return got
 
     def dynamic_score(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
