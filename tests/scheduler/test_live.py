@@ -48,12 +48,15 @@ def test_live_cache_equals_a_fresh_build_after_any_event_sequence(seed: int) -> 
     live.state()
     pods: dict[str, dict[str, Any]] = {}
     for step in range(40):
-        op = rng.choice(["add", "bind", "run", "finish", "delete", "group", "queue", "confirm"])
-        if op == "add" or not pods:
-            name = f"p{step}"
-            pods[name] = pod(name, namespace="ns", group=rng.choice(["g1", "g2", "g3"]), cpu=rng.choice(["1", "2"]),
-                             memory="1Gi", phase="Pending", uid=True)
-            live.apply("ADDED", pods[name])
+        op = rng.choice(["add", "replicas", "bind", "run", "finish", "delete", "group", "queue", "confirm", "gpus"])
+        if op in ("add", "replicas") or not pods:  # replicas: new pods of one spec (parsed once)
+            group, cpu = rng.choice(["g1", "g2", "g3"]), rng.choice(["1", "2"])
+            for replica in range(3 if op == "replicas" else 1):
+                name = f"p{step}-{replica}"
+                pods[name] = pod(name, namespace="ns", group=group, cpu=cpu, memory="1Gi", phase="Pending", uid=True)
+                live.apply("ADDED", pods[name])
+        elif op == "gpus":  # a node with a resource no node had: the resource columns change
+            live.apply("ADDED", node(f"gpu-{step}", gpus=8))
         elif op in ("bind", "run", "finish"):
             name = rng.choice(sorted(pods))
             p = pods[name]

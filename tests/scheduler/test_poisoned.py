@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pumice.api.wellformed import problem
+from pumice.api.wellformed import forget, problem
 from pumice.runtime import Cluster
 from tests.fuzz import strategies as S
 
@@ -215,8 +215,28 @@ def test_property_a_version_after_one_that_passed_gets_the_verdict_of_a_fresh_ch
     bound["spec"]["nodeName"] = node
     poisoned_version = {**copy.deepcopy(bad), "kind": "Pod"}
     for after in (bound, poisoned_version):
+        forget()
         fresh = problem(copy.deepcopy(after))
         assert problem(after, before) == fresh
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.one_of(poisoned(), st.just({**pod("x"), "spec": {**pod("x")["spec"], "priority": 1}}),
+                          st.just(pod("x"))), min_size=1, max_size=4),
+       st.sampled_from([1, True, 1.0, "1", None]))
+def test_property_a_replica_gets_the_verdict_of_a_fresh_check(pods: list[dict[str, Any]], priority: Any) -> None:
+    """Verdicts on pod specs are remembered by content (new replicas of a task each come as a new object with an
+    equal spec): every new object, whatever was checked before it, gets what a fresh check gives — ``1``,
+    ``1.0`` and ``True`` are different priorities."""
+    forget()
+    replicas = [r for p in pods for r in (p, {**p, "spec": {**p["spec"], "priority": priority}}
+                                          if isinstance(p.get("spec"), dict) else p)]
+    expected = []
+    for replica in replicas:
+        forget()
+        expected.append(problem({**copy.deepcopy(replica), "kind": "Pod"}))
+    forget()
+    assert [problem({**copy.deepcopy(r), "kind": "Pod"}) for r in replicas + replicas] == expected + expected
 
 
 _TOLERATION_VALUES = st.one_of(st.none(), st.text(max_size=3), st.integers(-2, 2), st.booleans(), st.floats(0, 9),

@@ -23,6 +23,7 @@ objects are immutable and shared by every watch, so each version is checked once
 from __future__ import annotations
 
 import itertools
+import marshal
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,13 +31,22 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from pumice.api.quantity import is_valid_quantity
 
-__all__ = ["problem", "screened"]
+__all__ = ["forget", "problem", "screened"]
 
 _MEMO_SIZE = 16384
 # id(object) -> (the object, kept alive so that its id stays its own; the verdict): whole objects, and the parts
 # (a pod's spec, a job's spec) that stay the same object from one version to the next
 _memo: dict[int, tuple[Any, str | None]] = {}
 _parts: dict[int, tuple[Any, str | None]] = {}
+# marshal's bytes of a pod spec -> its verdict: the replicas of one task, each a new object with the same spec
+_specs: dict[bytes, str | None] = {}
+
+
+def forget() -> None:
+    """Forget every remembered verdict (for a measurement or a test that needs a fresh check)."""
+    _memo.clear()
+    _parts.clear()
+    _specs.clear()
 
 
 def _remember(memo: dict[int, tuple[Any, str | None]], value: Any, verdict: str | None) -> None:
@@ -250,6 +260,43 @@ def _shared(check: Callable[[Any, str], None], value: Any, path: str) -> None:
         check(value, path)
 
 
+def _alike(check: Callable[[Any, str], None], value: Any, path: str) -> None:
+    """As :func:`_shared`, and remembered by content too: a part that new objects repeat (every replica's pod
+    spec is equal and its own object). ``marshal`` writes types exactly (``1``, ``1.0`` and ``True`` differ),
+    so equal bytes are equal values of equal types, which get the same verdict; values it cannot write (not
+    plain JSON types) are just checked."""
+    if type(value) is not dict:
+        _shared(check, value, path)
+        return
+    hit = _parts.get(id(value))
+    if hit is not None and hit[0] is value:
+        if hit[1] is not None:
+            raise _Bad.of(hit[1])
+        return
+    try:
+        content = marshal.dumps(value, 2)
+    except ValueError:
+        _part(check, value, path)
+        return
+    if content in _specs:
+        verdict = _specs[content]
+        _remember(_parts, value, verdict)
+        if verdict is not None:
+            raise _Bad.of(verdict)
+        return
+    try:
+        check(value, path)
+        verdict = None
+    except _Bad as bad:
+        verdict = str(bad)
+    if len(_specs) >= _MEMO_SIZE:
+        _specs.clear()  # a cluster repeats a few specs: they come back at once
+    _specs[content] = verdict
+    _remember(_parts, value, verdict)
+    if verdict is not None:
+        raise _Bad.of(verdict)
+
+
 def _owners(value: Any, path: str) -> None:
     _objects(value, path)
 
@@ -324,7 +371,7 @@ def _pod_spec(spec: dict[str, Any], path: str) -> None:
 
 def _pod(pod: Mapping[str, Any]) -> None:
     _metadata(pod)
-    _shared(_POD_SPEC, pod.get("spec"), "spec")
+    _alike(_POD_SPEC, pod.get("spec"), "spec")
     _pod_status(pod.get("status"), "status")  # most often new with each version: not worth remembering
 
 

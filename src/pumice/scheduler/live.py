@@ -35,6 +35,8 @@ from pumice.scheduler.snapshot import (
     task_status,
 )
 
+#: Most distinct pod specs remembered for parsing new replicas (then forgotten all at once: few come back).
+ALIKE_LIMIT = 4096
 KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "HyperNode", "ResourceQuota", "PodDisruptionBudget",
          "Numatopology")
 
@@ -84,6 +86,8 @@ class LiveCache:
         self._tasks: dict[str, TaskInfo] = {}  # pod key -> task in the state
         self._all_jobs: dict[str, Any] = {}
         self._parsed: dict[str, ParsedPod] = {}  # pod uid -> its parsed requests and shape
+        self._alike: dict[bytes | str, ParsedPod] = {}  # snapshot._alike_key -> a parse (new replicas of a task)
+        self._space_names: tuple[str, ...] = ()  # the resource names the parses above are over
         self._shapes = ShapeTable()  # kept across rebuilds: parsed pods keep their shape keys
         self._by_group: dict[str, set[str]] = {}  # podgroup key -> pod keys
         self._evicted_at: dict[str, float] = {}  # ClusterState.evicted_at, kept across rebuilds
@@ -158,6 +162,9 @@ class LiveCache:
                 catalog.add(obj)
         self._catalog = catalog
         state = build_from_catalog(catalog, self.scheduler_names)
+        if tuple(state.space.names) != self._space_names:  # parses are vectors over the resource names
+            self._space_names = tuple(state.space.names)
+            self._parsed, self._alike = {}, {}
         self._tasks = {}
         self._by_group = {}
         self._all_jobs = state.all_jobs
@@ -211,7 +218,9 @@ class LiveCache:
         if old is not None:
             self._detach(pod_key)
         assert self._catalog is not None
-        task = make_task(state.space, pod, self._catalog, job, self._parsed)
+        if len(self._alike) >= ALIKE_LIMIT:
+            self._alike.clear()
+        task = make_task(state.space, pod, self._catalog, job, self._parsed, self._alike)
         place_task(state.nodes, task)
         self._tasks[pod_key] = task
 

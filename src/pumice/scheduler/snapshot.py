@@ -405,7 +405,8 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
               alike: dict[bytes | str, ParsedPod] | None = None) -> TaskInfo:
     """A TaskInfo for ``pod``; ``parsed`` (uid -> earlier parse) lets a live cache skip re-parsing
     requests and shape when an event changed only the pod's status or node; ``alike`` (an exact key
-    of those parts, :func:`_alike_key` -> their parse) lets a snapshot parse the replicas of one task once."""
+    of those parts, :func:`_alike_key` -> their parse) lets a snapshot, and a live cache for new pods,
+    parse the replicas of one task once."""
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     ns: str = meta.get("namespace") or "default"
@@ -417,14 +418,16 @@ def make_task(space: ResourceSpace, pod: dict[str, Any], catalog: Catalog, job: 
     hit: ParsedPod | None = None
     fields: SchedulingFields | None = None
     content: bytes | str = b""
-    if alike is not None:
-        content = _alike_key(ns, queue, meta, ann, spec)
-        hit = alike.get(content)
-    elif parsed is not None:
+    if parsed is not None:
         fields = (*_scheduling_fields(spec), *shape_extra(queue, ann))
         hit = parsed.get(uid)
         if hit is not None and not (hit.fields == fields and hit.labels == labels):
             hit = None
+    if hit is None and alike is not None:
+        content = _alike_key(ns, queue, meta, ann, spec)
+        hit = alike.get(content)
+        if hit is not None and fields is not None and parsed is not None:  # its own entry, for its next version
+            parsed[uid] = ParsedPod(fields, labels, hit.resreq, hit.init_resreq, hit.nonzero, hit.shape, hit.derived)
     derived: dict[str, Any]
     if hit is not None:
         resreq, init, nonzero, shape, derived = hit.resreq, hit.init_resreq, hit.nonzero, hit.shape, hit.derived

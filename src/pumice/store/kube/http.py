@@ -1,4 +1,7 @@
-"""``ApiClient``: JSON requests to one API server on aiohttp, rate-limited and retried.
+"""``ApiClient``: JSON requests to one API server, rate-limited and retried.
+
+Requests go over ``Wire``'s kept-alive HTTP/1.1 connections (the CPU of a binding or an event is the
+scheduler's per-pod cost on a real cluster: see ``wire``); watch streams over aiohttp.
 
 Every request (but watches) takes a token from the client-side rate limiter (``qps``/``burst``, as
 client-go's). Throttling (429, with its ``Retry-After``), server errors (5xx) and lost connections are
@@ -19,12 +22,12 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import aiohttp
-from yarl import URL
 
 from pumice.store.errors import AlreadyExists, StoreError, error_from_status
 
 from .connection import Connection, ConnectionError_
 from .ratelimit import TokenBucket
+from .wire import Wire
 
 __all__ = ["ApiClient", "ApiFailure", "decode", "status_error"]
 
@@ -91,8 +94,10 @@ class ApiClient:
         self.limiter = TokenBucket(qps, burst)
         self.request_timeout = request_timeout
         self.retry_deadline = retry_deadline
-        self._session: aiohttp.ClientSession | None = None
-        self._timeout = aiohttp.ClientTimeout(total=request_timeout)
+        self._session: aiohttp.ClientSession | None = None  # watch streams
+        self._wire: Wire | None = None  # every other request
+        self._auth_seen: dict[str, str] | None = None
+        self._rendered: dict[str | None, str] = {}
         self.requests = 0
         self.retries = 0
 
@@ -104,39 +109,55 @@ class ApiClient:
                                                   headers={"User-Agent": "pumice", "Accept": JSON})
         return self._session
 
+    def _wire_open(self) -> Wire:
+        if self._wire is None:
+            self._wire = Wire(self.server, self.connection.ssl)
+        return self._wire
+
+    def _header_lines(self, content_type: str | None) -> str:
+        """The request's header lines after ``Host``, rendered once per set of auth headers and content type."""
+        auth = self.connection.headers()
+        if auth is not self._auth_seen and auth != self._auth_seen:  # refreshed, or the first request
+            self._auth_seen = auth
+            self._rendered.clear()
+        lines = self._rendered.get(content_type)
+        if lines is None:
+            fields = {"User-Agent": "pumice", "Accept": JSON, **auth}
+            if content_type:
+                fields["Content-Type"] = content_type
+            lines = "".join(f"{name}: {value}\r\n" for name, value in fields.items())
+            if lines.count("\n") != len(fields) or not lines.isascii():
+                raise ConnectionError_("the connection's credentials make a header that is not one line of ASCII")
+            self._rendered[content_type] = lines
+        return lines
+
     async def close(self) -> None:
+        if self._wire is not None:
+            self._wire.close()
+            self._wire = None
         if self._session is not None:
             await self._session.close()
             self._session = None
-
-    def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = self.connection.headers()
-        if content_type:
-            headers = {**headers, "Content-Type": content_type}
-        return headers
 
     async def request(self, method: str, path: str, body: Any = None, *, params: Mapping[str, str] | None = None,
                       content_type: str = JSON, redo_conflict: bool = False, what: str = "",
                       deadline: float | None = None, answer: bool = True) -> Any:
         """One request; the decoded JSON answer (``answer=False``: an empty one, for a caller that does not read
         it: a binding, an event). Retries as the module docstring says, then raises."""
-        session = self._open()
+        wire = self._wire_open()
         data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
-        url = URL(self.server + path, encoded=True)  # paths are built quoted: no parsing again
         what = what or f"{method} {path}"
         give_up = time.monotonic() + (self.retry_deadline if deadline is None else deadline)
         attempt = 0
-        timeout = self._timeout
+        query = dict(params) if params else None
         while True:
             await self.limiter.acquire()
             self.requests += 1
             try:
-                async with session.request(method, url, data=data, params=params, timeout=timeout,
-                                           headers=self._headers(content_type if data is not None else None)) as resp:
-                    raw = await resp.read()
-                    code = resp.status
-                    retry_after = resp.headers.get("Retry-After")
-            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as err:
+                async with asyncio.timeout(self.request_timeout):
+                    code, raw, retry_after = await wire.request(
+                        method, path, self._header_lines(content_type if data is not None else None), data, query)
+            except (OSError, TimeoutError) as err:  # refused, reset, TLS, not HTTP, no answer in time
                 failure: StoreError = ConnectionError_(f"cannot reach {self.server}: {_why(err)}")
                 code, retry_after, raw = 0, None, b""
             else:
@@ -167,7 +188,7 @@ class ApiClient:
         self.requests += 1
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.request_timeout, sock_read=read_timeout)
         async with session.get(self.server + path, params=params, timeout=timeout,
-                               headers=self._headers(None)) as resp:
+                               headers=self.connection.headers()) as resp:
             if resp.status >= 300:
                 raw = await resp.read()
                 try:
