@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from pumice.clock import VirtualClock
 from pumice.controllers import ControllerManager, HyperNodeController
-from pumice.store import MemoryStore
+from pumice.store import Conflict, MemoryStore
 from pumice.topology_discovery import SOURCE_LABEL, discover_hypernodes, parse_discovery_config
-from tests.builders import hypernode, node
+from tests.builders import hypernode, node, node_member
 
 HYPERNODES = "hypernodes.topology.volcano.sh"
 ZONE, RACK = "example.com/zone", "example.com/rack"
@@ -122,3 +122,35 @@ def test_no_discovery_leaves_hypernodes_alone() -> None:
     manager.sync()
     assert _discovered(store) == {}
     assert store.list(HYPERNODES)[0] == []
+
+
+class FlakyStatusStore(MemoryStore):
+    """A real store whose HyperNode status writes fail while ``failing`` (a conflict storm, an API server away)."""
+
+    failing = False
+
+    def patch(self, resource: str, namespace: str | None, name: str, patch: Any, **kw: Any) -> Any:
+        if self.failing and resource == HYPERNODES and kw.get("subresource") == "status":
+            raise Conflict(f"hypernode {name}: the object has been modified")
+        return super().patch(resource, namespace, name, patch, **kw)
+
+
+def test_a_count_that_could_not_be_written_is_written_again_later() -> None:
+    """Nothing else changes after the failed write: the count is still written, after a short wait."""
+    store, clock = FlakyStatusStore(), VirtualClock()
+    store.create("nodes", node("n0"))
+    store.create(HYPERNODES, hypernode("rack", 1, [node_member("n0")]))
+    controller = HyperNodeController(store, clock)
+    store.failing = True
+    controller.sync()
+    assert "status" not in store.get(HYPERNODES, None, "rack")
+    store.failing = False
+    assert not controller.pending()  # not at once: a failing server is not hammered
+    wake = controller.next_wakeup()
+    assert wake is not None and wake > clock.now()
+    clock.advance_to(wake)
+    assert controller.pending()
+    controller.sync()
+    assert store.get(HYPERNODES, None, "rack")["status"]["nodeCount"] == 1
+    assert not controller.sync()  # its own write's watch event: nothing more to write
+    assert controller.next_wakeup() is None and not controller.pending()

@@ -26,6 +26,8 @@ __all__ = ["HYPERNODES", "HyperNodeController", "node_count"]
 
 HYPERNODES = "hypernodes.topology.volcano.sh"
 NODES = "nodes"
+#: Seconds before a count whose status write failed (a conflict, the API server away) is written again.
+RETRY_AFTER = 2.0
 Obj = dict[str, Any]
 
 
@@ -58,13 +60,15 @@ class HyperNodeController:
         self._node_labels: dict[str, dict[str, str]] = {}
         self._stale: set[str] | None = None  # HyperNodes whose count to check (None: all)
         self._rediscover = discovery is not None
+        self._failed: set[str] = set()  # HyperNodes whose count could not be written, again at ``_retry_at``
+        self._retry_at = 0.0
 
     def pending(self) -> bool:
         return self._rediscover or self._stale is None or bool(self._stale) or self.nodes.pending() \
-            or self.hypernodes.pending()
+            or self.hypernodes.pending() or (bool(self._failed) and self.clock.now() >= self._retry_at)
 
     def next_wakeup(self) -> float | None:
-        return None
+        return self._retry_at if self._failed else None
 
     def set_discovery(self, discovery: DiscoveryConfig | None) -> None:
         """A new discovery configuration (re-read): reconcile again."""
@@ -72,6 +76,10 @@ class HyperNodeController:
         self._rediscover = discovery is not None
 
     def sync(self) -> bool:
+        if self._failed and self.clock.now() >= self._retry_at:
+            if self._stale is not None:
+                self._stale |= self._failed
+            self._failed = set()
         self._nodes_moved(self.nodes.drain())
         for delta in self.hypernodes.drain():
             if delta.new is not None and self._stale is not None:
@@ -113,10 +121,16 @@ class HyperNodeController:
             count = node_count(hn, self._node_labels)
             if (hn.get("status") or {}).get("nodeCount") == count:
                 continue
-            with contextlib.suppress(StoreError):
+            try:
                 self.hypernodes.put(self.store.patch(HYPERNODES, None, key[1], {"status": {"nodeCount": count}},
                                                      subresource="status"))
                 wrote = True
+            except NotFound:
+                pass  # deleted meanwhile: its watch event follows
+            except StoreError:  # counted again later, not only when something changes
+                if not self._failed:
+                    self._retry_at = self.clock.now() + RETRY_AFTER
+                self._failed.add(key[1])
         return wrote
 
     def _reconcile(self) -> bool:
