@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pumice.store import BaseStore, Conflict, Invalid, NotFound, StoreError
+from pumice.store import BadRequest, BaseStore, Conflict, Invalid, NotFound, StoreError
 from tests.builders import pod
 
 from .conftest import StoreFactory
@@ -227,3 +227,16 @@ def test_change_marker_moves_with_every_write_even_one_rolled_back(store: BaseSt
         raise RuntimeError("abort")
     assert store.resource_version == "1"  # the resourceVersion went back...
     assert changes() not in (start, after_create)  # ...the marker did not: readers polling it look again
+
+
+def test_null_label_and_annotation_values_are_stored_as_empty_strings(store: BaseStore) -> None:
+    """As kube-apiserver: Go decodes a null into a map of strings as "" (a label ``team: ""`` is valid); a value
+    of another type is still refused."""
+    created = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default",
+                                                       "labels": {"team": None, "tier": "a"},
+                                                       "annotations": {"note": None}}})
+    assert created["metadata"]["labels"] == {"team": "", "tier": "a"}
+    assert created["metadata"]["annotations"] == {"note": ""}
+    assert store.get("configmaps", "default", "c")["metadata"]["labels"] == {"team": "", "tier": "a"}
+    with pytest.raises(BadRequest, match=r"metadata\.labels"):
+        store.create("configmaps", {"metadata": {"name": "d", "namespace": "default", "labels": {"team": 1}}})

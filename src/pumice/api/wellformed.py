@@ -40,6 +40,7 @@ _memo: dict[int, tuple[Any, str | None]] = {}
 _parts: dict[int, tuple[Any, str | None]] = {}
 # marshal's bytes of a pod spec -> its verdict: the replicas of one task, each a new object with the same spec
 _specs: dict[bytes, str | None] = {}
+_UNSEEN = "(a spec not seen yet)"  # _specs.get's default: compared by identity, never a verdict itself
 
 
 def forget() -> None:
@@ -269,32 +270,26 @@ def _alike(check: Callable[[Any, str], None], value: Any, path: str) -> None:
         _shared(check, value, path)
         return
     hit = _parts.get(id(value))
-    if hit is not None and hit[0] is value:
-        if hit[1] is not None:
-            raise _Bad.of(hit[1])
-        return
-    try:
-        content = marshal.dumps(value, 2)
-    except ValueError:
-        _part(check, value, path)
-        return
-    if content in _specs:
-        verdict = _specs[content]
+    if hit is None or hit[0] is not value:
+        try:
+            content = marshal.dumps(value, 2)
+        except ValueError:
+            _part(check, value, path)
+            return
+        verdict = _specs.get(content, _UNSEEN)
+        if verdict is _UNSEEN:
+            try:
+                check(value, path)
+                verdict = None
+            except _Bad as bad:
+                verdict = str(bad)
+            if len(_specs) >= _MEMO_SIZE:
+                _specs.clear()  # a cluster repeats a few specs: they come back at once
+            _specs[content] = verdict
+        hit = (value, verdict)
         _remember(_parts, value, verdict)
-        if verdict is not None:
-            raise _Bad.of(verdict)
-        return
-    try:
-        check(value, path)
-        verdict = None
-    except _Bad as bad:
-        verdict = str(bad)
-    if len(_specs) >= _MEMO_SIZE:
-        _specs.clear()  # a cluster repeats a few specs: they come back at once
-    _specs[content] = verdict
-    _remember(_parts, value, verdict)
-    if verdict is not None:
-        raise _Bad.of(verdict)
+    if hit[1] is not None:
+        raise _Bad.of(hit[1])
 
 
 def _owners(value: Any, path: str) -> None:

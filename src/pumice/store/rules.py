@@ -88,6 +88,8 @@ def check_metadata(meta: dict[str, Any]) -> None:
     """The metadata fields the store itself reads (selectors, finalizers, owners) must have their types."""
     for key in ("labels", "annotations"):
         value = meta.get(key)
+        if type(value) is dict and None in value.values():  # Go decodes null into a map of strings as ""
+            value = meta[key] = {k: "" if v is None else v for k, v in value.items()}
         if value is not None and (type(value) is not dict or not all(type(v) is str for v in value.values())):
             raise BadRequest(f"metadata.{key}: expected a map of strings to strings, got {_shape(value, dict)}")
     finalizers = meta.get("finalizers")
