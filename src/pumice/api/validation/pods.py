@@ -175,7 +175,7 @@ def _ports(ports: list[Any], path: str) -> list[FieldError]:
         if host:
             errors += port_number(host, f"{where}.hostPort")
         protocol = port.get("protocol")
-        if protocol is not None and protocol not in PROTOCOLS:
+        if protocol not in (None, "") and protocol not in PROTOCOLS:  # "": defaulted (TCP), as unset
             errors.append(not_supported(f"{where}.protocol", protocol, PROTOCOLS))
     return errors
 
@@ -255,10 +255,10 @@ def _container(container: Obj, path: str, volumes: set[str], template: bool) -> 
     elif not template and image != image.strip():
         errors.append(invalid(f"{path}.image", image, "must not have leading or trailing whitespace"))
     policy = container.get("imagePullPolicy")
-    if policy is not None and policy not in _PULL_POLICIES:
+    if policy not in (None, "") and policy not in _PULL_POLICIES:  # "": defaulted by the image's tag
         errors.append(not_supported(f"{path}.imagePullPolicy", policy, _PULL_POLICIES))
     message_policy = container.get("terminationMessagePolicy")
-    if message_policy is not None and message_policy not in _TERMINATION_MESSAGE_POLICIES:
+    if message_policy not in (None, "") and message_policy not in _TERMINATION_MESSAGE_POLICIES:
         errors.append(not_supported(f"{path}.terminationMessagePolicy", message_policy,
                                     _TERMINATION_MESSAGE_POLICIES))
     errors += _ports(_list(container.get("ports")), f"{path}.ports")
@@ -464,10 +464,10 @@ def validate_pod_spec(spec: Any, path: str = "spec", *, template: bool = False) 
     errors += _containers(_list(spec.get("initContainers")), f"{path}.initContainers", volume_names, seen,
                           template, empty_ok=True)
     restart = spec.get("restartPolicy")
-    if restart is not None and restart not in _RESTART_POLICIES:
+    if restart not in (None, "") and restart not in _RESTART_POLICIES:  # kube-apiserver defaults "" as unset
         errors.append(not_supported(f"{path}.restartPolicy", restart, _RESTART_POLICIES))
     dns = spec.get("dnsPolicy")
-    if dns is not None and dns not in _DNS_POLICIES:
+    if dns not in (None, "") and dns not in _DNS_POLICIES:
         errors.append(not_supported(f"{path}.dnsPolicy", dns, _DNS_POLICIES))
     errors += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
     for key, check in (("serviceAccountName", is_dns1123_subdomain), ("nodeName", is_dns1123_subdomain),
