@@ -3,6 +3,7 @@
     python benchmarks/differential.py                  # 3,000 requests, the agreement table per kind
     python benchmarks/differential.py -n 10000 -v      # more, and every disagreement printed
     python benchmarks/differential.py --kinds Pod,Job  # only these kinds of the corpus
+    python benchmarks/differential.py --sweep          # every request the test can draw, each once (~13,000)
 
 The same corpus, mutations and answer classes as ``tests/kube/test_differential.py`` (``tests/kube/differential``):
 a real kube-apiserver (``../shared/tools/kube-1.20``, built by its build.sh) is started on free loopback ports,
@@ -33,6 +34,8 @@ def main() -> None:
     parser.add_argument("-n", "--requests", type=int, default=3000, help="requests to send (default 3000)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every disagreement")
     parser.add_argument("--kinds", default="", help="comma-separated kinds of the corpus (default: every kind)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="send every request the mutations can make, each once, instead of -n random ones")
     args = parser.parse_args()
 
     from hypothesis import HealthCheck, Phase, given, settings
@@ -40,7 +43,7 @@ def main() -> None:
     from rich.table import Table
     from tests.cli.conftest import HAVE_KUBE120, KUBE120_TOOLS, _free_ports
     from tests.kube.conftest import BASE_FLAGS, KUBECTL
-    from tests.kube.differential import CORPUS, WEBHOOKS, Request, Tally, Target, compare, requests
+    from tests.kube.differential import CORPUS, WEBHOOKS, Request, Tally, Target, compare, requests, sweep
 
     from pumice.client import KubeClient, load_config
     from pumice.controllers import ensure_default_queues
@@ -100,7 +103,11 @@ def main() -> None:
         def run(request: Request) -> None:
             compare(request, targets, tally)
 
-        run()
+        if args.sweep:
+            for request in sweep(kinds):
+                compare(request, targets, tally)
+        else:
+            run()
         elapsed = time.monotonic() - begin
     finally:
         if server is not None:

@@ -21,7 +21,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -286,68 +286,91 @@ def _request(kind: str, mutation: str, body: Obj, *, update: Obj | None = None) 
     return Request(kind, mutation, "PUT", f"{collection}/{name}", body, original=update)
 
 
-@st.composite
-def requests(draw: st.DrawFn, kinds: tuple[str, ...] | None = None) -> Request:
-    """One request: a corpus object of a drawn kind, mutated by a drawn mutation."""
-    kind = draw(st.sampled_from(kinds or tuple(CORPUS)))
-    base = copy.deepcopy(draw(st.sampled_from(CORPUS[kind][1])))
+MUTATIONS = ("valid", "name", "label", "annotation", "quantity", "type", "delete", "oversize", "update")
+
+
+def _fresh(kind: str, original: Obj) -> Obj:
+    """A copy of a corpus object under a name of its own."""
+    base = copy.deepcopy(original)
     base["metadata"]["name"] = _unique(base["metadata"]["name"])
     if kind == "CustomResourceDefinition":  # named by its plural and group: the plural is what differs
         names = base["spec"]["names"]
         names["plural"] = names["singular"] = "widget" + base["metadata"]["name"].rpartition("-")[2]
         names["kind"], names["listKind"] = f"W{names['plural'][1:]}", f"W{names['plural'][1:]}List"
         base["metadata"]["name"] = f"{names['plural']}.example.com"
-    mutation = draw(st.sampled_from(["valid", "name", "label", "annotation", "quantity", "type", "delete",
-                                     "oversize", "update"]))
+    return base
+
+
+def _choices(kind: str, base: Obj, mutation: str) -> list[Any]:
+    """Every way ``mutation`` can change ``base`` (None: it cannot, the object is sent as it is)."""
+    if mutation == "name":
+        return list(BAD_NAMES)
+    if mutation in ("label", "annotation"):
+        return [(key, value) for key in LABEL_KEYS for value in LABEL_VALUES]
+    if mutation == "quantity":
+        return [(p, q) for p in _paths(base) if len(p) >= 2 and p[-2] in _QUANTITY_PARENTS for q in QUANTITIES] \
+            or [None]
+    if mutation == "type":
+        return [(p, v) for p in _paths(base) if p and p[0] not in ("apiVersion", "kind") and p != ("metadata", "name")
+                for v in VALUES]
+    if mutation == "delete":
+        return [p for p in _paths(base) if p and p[0] not in ("apiVersion", "kind", "metadata")] or [None]
+    if mutation == "oversize":
+        return ["annotation", "label", "name", "data"]
+    if mutation == "update":  # a field that may not change (or, for kinds without one, a label)
+        return IMMUTABLE.get(kind) or [(("metadata", "labels"), {"changed": "yes"})]
+    return [None]
+
+
+def _mutated(kind: str, base: Obj, mutation: str, choice: Any) -> Request:
+    """The request ``mutation`` makes of ``base`` with ``choice`` (one of ``_choices``)."""
     body = copy.deepcopy(base)
-    if mutation == "valid":
+    if choice is None:
         return _request(kind, "valid", body)
     if mutation == "name":
-        bad = draw(st.sampled_from(BAD_NAMES))
-        body["metadata"]["name"] = bad if bad in ("", "..", "a/b") or len(bad) > 60 else _unique(bad)
-        return _request(kind, "name", body)
-    if mutation in ("label", "annotation"):
-        key = draw(st.sampled_from(LABEL_KEYS))
-        value = draw(st.sampled_from(LABEL_VALUES))
-        body["metadata"].setdefault("labels" if mutation == "label" else "annotations", {})[key] = value
-        return _request(kind, mutation, body)
-    if mutation == "quantity":
-        spots = [p for p in _paths(body) if len(p) >= 2 and p[-2] in _QUANTITY_PARENTS]
-        if not spots:
-            return _request(kind, "valid", body)
-        _set(body, draw(st.sampled_from(spots)), draw(st.sampled_from(QUANTITIES)))
-        return _request(kind, "quantity", body)
-    if mutation == "type":
-        spots = [p for p in _paths(body) if p and p[0] not in ("apiVersion", "kind") and p != ("metadata", "name")]
-        _set(body, draw(st.sampled_from(spots)), draw(st.sampled_from(VALUES)))
-        return _request(kind, "type", body)
-    if mutation == "delete":
-        spots = [p for p in _paths(body) if p and p[0] not in ("apiVersion", "kind", "metadata")]
-        if not spots:
-            return _request(kind, "valid", body)
-        _delete(body, draw(st.sampled_from(spots)))
-        return _request(kind, "delete", body)
-    if mutation == "oversize":
-        where = draw(st.sampled_from(["annotation", "label", "name", "data"]))
-        if where == "annotation":
+        body["metadata"]["name"] = choice if choice in ("", "..", "a/b") or len(choice) > 60 else _unique(choice)
+    elif mutation in ("label", "annotation"):
+        body["metadata"].setdefault("labels" if mutation == "label" else "annotations", {})[choice[0]] = choice[1]
+    elif mutation in ("quantity", "type"):
+        _set(body, *choice)
+    elif mutation == "delete":
+        _delete(body, choice)
+    elif mutation == "oversize":
+        if choice == "annotation":
             body["metadata"]["annotations"] = {"big": "x" * (256 * 1024)}
-        elif where == "label":
+        elif choice == "label":
             body["metadata"]["labels"] = {"big": "x" * 64}
-        elif where == "name":
+        elif choice == "name":
             body["metadata"]["name"] = "x" * 254
         elif kind in ("ConfigMap", "Secret"):
             body["data"] = {"big": "eA==" * (300 * 1024)}
         else:
             body["metadata"]["annotations"] = {"x" * 64: "v"}
-        return _request(kind, "oversize", body)
-    # an update of a field that may not change (or, for kinds without one, of a label)
-    choices = IMMUTABLE.get(kind) or [(("metadata", "labels"), {"changed": "yes"})]
-    path, value = draw(st.sampled_from(choices))
-    try:
-        _set(body, path, value)
-    except (KeyError, IndexError, TypeError):
-        return _request(kind, "valid", body)
-    return _request(kind, "update", body, update=base)
+    else:  # update
+        try:
+            _set(body, *choice)
+        except (KeyError, IndexError, TypeError):
+            return _request(kind, "valid", body)
+        return _request(kind, "update", body, update=base)
+    return _request(kind, mutation, body)
+
+
+@st.composite
+def requests(draw: st.DrawFn, kinds: tuple[str, ...] | None = None) -> Request:
+    """One request: a corpus object of a drawn kind, mutated by a drawn mutation."""
+    kind = draw(st.sampled_from(kinds or tuple(CORPUS)))
+    base = _fresh(kind, draw(st.sampled_from(CORPUS[kind][1])))
+    mutation = draw(st.sampled_from(MUTATIONS))
+    return _mutated(kind, base, mutation, draw(st.sampled_from(_choices(kind, base, mutation))))
+
+
+def sweep(kinds: tuple[str, ...] | None = None) -> Iterator[Request]:
+    """Every request ``requests()`` can draw, each once: every corpus object with every mutation and choice."""
+    for kind in kinds or tuple(CORPUS):
+        for original in CORPUS[kind][1]:
+            for mutation in MUTATIONS:
+                for choice in _choices(kind, _fresh(kind, original), mutation):
+                    yield _mutated(kind, _fresh(kind, original), mutation, choice)
 
 
 # ---------------------------------------------------------------------------- targets and answers

@@ -125,9 +125,9 @@ def _custom(schema: Any, *, v2: bool) -> Any:
         return schema
     out = {}
     for key, value in schema.items():
-        if v2 and key in _V2_DROPPED:
+        if value is None or (v2 and key in _V2_DROPPED):  # null: absent, as the API server decodes the schema
             continue
-        if key in ("properties", "patternProperties", "definitions"):
+        if key in ("properties", "patternProperties", "definitions") and isinstance(value, dict):
             out[key] = {k: _custom(v, v2=v2) for k, v in value.items()}
         elif key in ("items", "additionalProperties", "not") or key in ("anyOf", "oneOf", "allOf"):
             out[key] = _custom(value, v2=v2)
