@@ -62,6 +62,19 @@ def unframed(body: bytes) -> Step:
     return step
 
 
+def get(client: ApiClient, path: str) -> Any:
+    """``GET path`` through the client on a fresh event loop: the answer, or the store error it raised."""
+    async def go() -> Any:
+        try:
+            return await client.request("GET", path)
+        except StoreError as err:
+            return err
+        finally:
+            await client.close()
+
+    return asyncio.run(go())
+
+
 def test_sequential_requests_share_one_connection_and_concurrent_ones_get_their_own(hostile: HostileServer) -> None:
     hostile.script[PATH].extend([answer(200, body_of(i)) for i in range(40)])
 
@@ -142,35 +155,15 @@ def test_the_client_retries_lost_connections_and_then_reports_a_store_error(host
     garbage: Step = then_close(lambda sock: sock.sendall(b"garbage\r\n\r\n"))
     hostile.script[PATH].extend([garbage, garbage, answer(200, body_of(1))])
     client = ApiClient(Connection(hostile.url), request_timeout=1.0, retry_deadline=5.0)
-
-    async def go(path: str) -> Any:
-        try:
-            return await client.request("GET", path)
-        except StoreError as err:
-            return err
-        finally:
-            await client.close()
-
-    assert asyncio.run(go(PATH))["metadata"]["name"] == "cm-1"
+    assert get(client, PATH)["metadata"]["name"] == "cm-1"
     assert client.retries == 2
     never = "/api/v1/never"
     hostile.script[never].append(garbage)
-    client = ApiClient(Connection(hostile.url), request_timeout=1.0, retry_deadline=1.0)
-    failure = asyncio.run(go(never))
+    failure = get(ApiClient(Connection(hostile.url), request_timeout=1.0, retry_deadline=1.0), never)
     assert isinstance(failure, StoreError) and "cannot reach" in failure.message, failure
 
 
 def test_credentials_that_would_break_the_request_are_refused(hostile: HostileServer) -> None:
-    client = ApiClient(Connection(hostile.url, auth=lambda: {"Authorization": "Bearer a\r\nX-Evil: 1"}))
-
-    async def go() -> Any:
-        try:
-            return await client.request("GET", PATH)
-        except StoreError as err:
-            return err
-        finally:
-            await client.close()
-
-    failure = asyncio.run(go())
+    failure = get(ApiClient(Connection(hostile.url, auth=lambda: {"Authorization": "Bearer a\r\nX-Evil: 1"})), PATH)
     assert isinstance(failure, StoreError) and "credentials" in failure.message, failure
     assert hostile.requests == []
