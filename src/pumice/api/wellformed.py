@@ -263,33 +263,34 @@ def _shared(check: Callable[[Any, str], None], value: Any, path: str) -> None:
 
 def _alike(check: Callable[[Any, str], None], value: Any, path: str) -> None:
     """As :func:`_shared`, and remembered by content too: a part that new objects repeat (every replica's pod
-    spec is equal and its own object). ``marshal`` writes types exactly (``1``, ``1.0`` and ``True`` differ),
-    so equal bytes are equal values of equal types, which get the same verdict; values it cannot write (not
-    plain JSON types) are just checked."""
-    if type(value) is not dict:
+    spec is equal and its own object)."""
+    if type(value) is dict:
+        _part(lambda part, where: _by_content(check, part, where), value, path)
+    else:
         _shared(check, value, path)
+
+
+def _by_content(check: Callable[[Any, str], None], value: Any, path: str) -> None:
+    """``check(value, path)``, its verdict remembered by ``marshal``'s bytes of ``value``: they write types
+    exactly (``1``, ``1.0`` and ``True`` differ), so equal bytes are equal values of equal types, which get the
+    same verdict; a value it cannot write (not plain JSON types) is just checked."""
+    try:
+        content = marshal.dumps(value, 2)
+    except ValueError:
+        check(value, path)
         return
-    hit = _parts.get(id(value))
-    if hit is None or hit[0] is not value:
+    verdict = _specs.get(content, _UNSEEN)
+    if verdict is _UNSEEN:
         try:
-            content = marshal.dumps(value, 2)
-        except ValueError:
-            _part(check, value, path)
-            return
-        verdict = _specs.get(content, _UNSEEN)
-        if verdict is _UNSEEN:
-            try:
-                check(value, path)
-                verdict = None
-            except _Bad as bad:
-                verdict = str(bad)
-            if len(_specs) >= _MEMO_SIZE:
-                _specs.clear()  # a cluster repeats a few specs: they come back at once
-            _specs[content] = verdict
-        hit = (value, verdict)
-        _remember(_parts, value, verdict)
-    if hit[1] is not None:
-        raise _Bad.of(hit[1])
+            check(value, path)
+            verdict = None
+        except _Bad as bad:
+            verdict = str(bad)
+        if len(_specs) >= _MEMO_SIZE:
+            _specs.clear()  # a cluster repeats a few specs: they come back at once
+        _specs[content] = verdict
+    if verdict is not None:
+        raise _Bad.of(verdict)
 
 
 def _owners(value: Any, path: str) -> None:

@@ -222,23 +222,6 @@ class JobInfo:
             roles[task.role] = roles.get(task.role, 0) + 1
             task.status = status
             return
-        if old == TaskStatus.PENDING and status & ALLOCATED_STATUS:
-            # a placement, the session's most frequent move: _count(old, -1) and _count(status, 1) in one go
-            self._counts.clear()
-            self.pending_request -= task.resreq
-            counts, roles_of, role = self.status_count, self.role_count, task.role
-            counts[old] = counts.get(old, 0) - 1
-            counts[status] = counts.get(status, 0) + 1
-            roles = roles_of.setdefault(old, {})
-            roles[role] = roles.get(role, 0) - 1
-            roles = roles_of.setdefault(status, {})
-            roles[role] = roles.get(role, 0) + 1
-            if task.best_effort:
-                self.pending_best_effort -= 1
-            self.ready += 1  # every allocated status is a ready one
-            self.allocated += task.resreq
-            task.status = status
-            return
         self._count(old, -1, task)
         self._count(status, 1, task)
         was = bool(old & ALLOCATED_STATUS)

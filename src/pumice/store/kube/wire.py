@@ -136,7 +136,6 @@ class Wire:
         self._idle: deque[_Connection] = deque()
         self._slots = asyncio.Semaphore(limit)
         self._open: set[_Connection] = set()
-        self.opened = 0  # connections made so far
 
     async def request(self, method: str, path: str, headers: str, body: bytes | None = None,
                       params: dict[str, str] | None = None) -> Answer:
@@ -171,7 +170,6 @@ class Wire:
         _, conn = await loop.create_connection(_Connection, self.host, self.port, ssl=self._tls,
                                                server_hostname=self.host if self._tls else None)
         self._open.add(conn)
-        self.opened += 1
         return conn
 
     def close(self) -> None:
