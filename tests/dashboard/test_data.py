@@ -231,3 +231,22 @@ def test_jobs_list_jobflows_with_their_steps() -> None:
         {"template": "a", "dependsOn": [], "job": "pipe-a", "phase": "Completed"},
         {"template": "b", "dependsOn": ["a"], "job": None, "phase": "Waiting"}]
     assert out["items"][0]["flow"] == "pipe"
+
+
+def test_pages_answer_for_quantities_beyond_a_float() -> None:
+    """A quantity too large for a float (``1e400``) is skipped as unreadable, and sums past a float's limit show the
+    largest float: the topology, nodes and overview pages answer instead of failing (the API server fuzz test found
+    the topology page answering 500)."""
+    assert pages.parse_resources({"cpu": "1e400", "memory": "1Gi"}) == {"memory": 2**30}
+    store = MemoryStore()
+    for name, cpu in (("huge", "1e400"), ("big-a", "1e308"), ("big-b", "1e308")):
+        store.create("nodes", {"metadata": {"name": name, "labels": {"rack": "r1"}},
+                               "status": {"allocatable": {"cpu": cpu, "pods": "110"},
+                                          "conditions": [{"type": "Ready", "status": "True"}]}})
+    store.create("hypernodes.topology.volcano.sh", {
+        "metadata": {"name": "r1"}, "spec": {"tier": 1, "members": [
+            {"type": "Node", "selector": {"labelMatch": {"matchLabels": {"rack": "r1"}}}}]}})
+    out = pages.topology(store)
+    assert out["items"][0]["allocatable"]["cpu"] == pytest.approx(1.7976931348623157e308)
+    pages.nodes(store)
+    pages.overview(store)

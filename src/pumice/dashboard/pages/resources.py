@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,7 +35,7 @@ def parse_resources(resources: Mapping[str, Any] | None) -> dict[str, float]:
             continue
         try:
             number = milli_value(value) / 1000
-        except (QuantityError, TypeError, ValueError):
+        except (QuantityError, TypeError, ValueError, OverflowError):  # overflow: beyond what a float holds
             continue
         out[dim] = out.get(dim, 0.0) + number
     return out
@@ -52,6 +54,8 @@ def full(res: Mapping[str, float]) -> dict[str, float]:
 
 def clean(x: float) -> float:
     """Rounded to three decimals, and an int when whole."""
+    if not math.isfinite(x):  # sums of quantities near a float's limit: the largest float, not an error
+        return math.copysign(sys.float_info.max, x) if not math.isnan(x) else 0.0
     r = round(x, 3)
     return int(r) if r == int(r) else r
 
