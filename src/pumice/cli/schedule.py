@@ -5,9 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from pumice.admission.pods import default_pod
 from pumice.api import ManifestError
@@ -27,6 +25,9 @@ from pumice.scheduler import (
     run_session,
 )
 from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config, with_discovered_hypernodes
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class UsageError(Exception):
@@ -126,7 +127,7 @@ def discover(objects: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
         raise UsageError(str(err)) from None
 
 
-def run(files: list[Path], config: Path | None, output: str, show_scores: bool, console: Console,
+def run(files: list[Path], config: Path | None, output: str, show_scores: bool, console: Console | None,
         discover_topology: Path | None = None, show_predicates: bool = False) -> str | None:
     """Returns the JSON text for ``-o json``; prints tables otherwise."""
     if output not in ("json", "table"):
@@ -141,6 +142,10 @@ def run(files: list[Path], config: Path | None, output: str, show_scores: bool, 
     outcome = run_session(objects, conf)
     if output == "json":
         return render_json(outcome, scores, predicates)
+    if console is None:
+        from rich.console import Console
+
+        console = Console()
     if expanded:
         console.print(f"VolcanoJob(s) {', '.join(expanded)} expanded into their PodGroup and pods, "
                       "as the job controller creates them once the PodGroup is admitted.")

@@ -222,6 +222,26 @@ class JobInfo:
             roles[task.role] = roles.get(task.role, 0) + 1
             task.status = status
             return
+        if old == TaskStatus.PENDING and status == TaskStatus.ALLOCATED:
+            # a placement (once per pod in a session): both counts at once, as _count(old, -1) and
+            # _count(status, 1) would move them
+            self._counts.clear()
+            self.pending_request -= task.resreq
+            counts = self.status_count
+            counts[old] -= 1
+            counts[status] = counts.get(status, 0) + 1
+            role = task.role
+            self.role_count[old][role] -= 1
+            placed = self.role_count.get(status)
+            if placed is None:
+                placed = self.role_count[status] = {}
+            placed[role] = placed.get(role, 0) + 1
+            if task.best_effort:
+                self.pending_best_effort -= 1
+            self.ready += 1
+            self.allocated += task.resreq
+            task.status = status
+            return
         self._count(old, -1, task)
         self._count(status, 1, task)
         was = bool(old & ALLOCATED_STATUS)

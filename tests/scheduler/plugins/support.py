@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import yaml
+from hypothesis import strategies as st
 
 from pumice.scheduler import build_cluster_state, load_conf, open_session
 from pumice.scheduler.framework.session import Session
+from pumice.scheduler.framework.view import NodeView
 from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
 from tests.builders import node, pod, podgroup
 from tests.builders import queue as make_queue
@@ -45,3 +48,18 @@ def task(ssn: Session, name: str, namespace: str = "default") -> TaskInfo:
 
 def queue(ssn: Session, name: str) -> QueueInfo:
     return ssn.queues[name]
+
+
+def random_view(data: st.DataObject, rows: int, k: int, top: int, fractional: bool) -> NodeView:
+    """``k`` hypothetical node columns of ``rows`` resources: allocatable whole numbers in 1..top, used
+    (and cpu/memory non-zero used) up to twice that, whole or not — every node holding every resource, as
+    the usual cluster's score paths assume, over-committed nodes included."""
+    values = st.floats(0, 2 * top, allow_nan=False) if fractional else st.integers(0, 2 * top).map(float)
+
+    def matrix(n: int, cells: st.SearchStrategy[float]) -> np.ndarray:
+        return np.array(data.draw(st.lists(st.lists(cells, min_size=k, max_size=k), min_size=n, max_size=n)))
+
+    alloc = matrix(rows, st.integers(1, top).map(float))
+    used = matrix(rows, values)
+    return NodeView(np.arange(k), alloc, alloc - used, used, alloc - used, matrix(2, values), np.zeros(k),
+                    np.full(k, 110.0))

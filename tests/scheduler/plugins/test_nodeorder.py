@@ -15,7 +15,7 @@ from pumice.scheduler.plugins.nodeorder import (
     balanced_present,
 )
 from tests.builders import node
-from tests.scheduler.plugins.support import busy_and_idle, session, task
+from tests.scheduler.plugins.support import busy_and_idle, random_view, session, task
 
 OBJECTS = busy_and_idle()
 
@@ -75,3 +75,21 @@ def test_balanced_where_every_node_has_every_resource_is_the_general_formula(dim
                              max_size=dims))
     a, r = np.array(alloc, dtype=float), np.array(req, dtype=float)
     assert balanced_present(a, r).tobytes() == balanced_any(a, r).tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12), st.sampled_from([8_000, 64_000, 2**40]), st.booleans(), st.data())
+def test_the_usual_scores_in_place_are_the_general_paths_bits(k: int, top: int, fractional: bool,
+                                                               data: st.DataObject) -> None:
+    """Least-requested + balanced on cpu and memory (the default weights, every node holding both): the
+    in-place path twice per gang gives the general path's bits, over-requested nodes included."""
+    ssn = session(OBJECTS, "nodeorder")
+    plugin = ssn.plugins["nodeorder"]
+    assert isinstance(plugin, NodeOrderPlugin) and plugin.usual
+    t = task(ssn, "g-1")
+    view = random_view(data, len(ssn.space.names), k, top, fractional)
+    fast = plugin.dynamic_score(t, view)
+    plugin.usual = False
+    general = plugin.dynamic_score(t, view)
+    assert fast is not None and general is not None
+    assert fast.tobytes() == general.tobytes()

@@ -36,6 +36,9 @@ class AllocateAction(Action):
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_less)
         seen: set[str] = set()
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
+        # A job's order changes only when its own tasks are placed, and only the job taken from a
+        # queue is placed before it goes back: its key, taken when pushed, stays right.
+        key = ssn.job_order_key()
         #: Per job: its schedulable tasks in task order (a topology job splits them by SubJob).
         sheets: dict[str, TaskSheet] = {}
         #: Per plain job: its one SubJob, made at its first turn.
@@ -59,7 +62,7 @@ class AllocateAction(Action):
             if sheet is None:
                 continue
             sheets[job.uid] = sheet
-            jobs_by_queue.setdefault(queue.name, PriorityQueue(ssn.job_order_less)).push(job)
+            jobs_by_queue.setdefault(queue.name, PriorityQueue(ssn.job_order_less, key=key)).push(job)
             if queue.name not in seen:
                 seen.add(queue.name)
                 queues.push(queue)

@@ -5,10 +5,12 @@ placed HyperNode by HyperNode by the topology search (``topology/allocate.py``),
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from pumice.scheduler.framework.points import ALLOCATABLE, JOB_READY, PRE_PREDICATE
 from pumice.scheduler.framework.statement import Statement
-from pumice.scheduler.model import QueueInfo
+from pumice.scheduler.model import QueueInfo, TaskInfo
 from pumice.scheduler.topology.subjobs import JobTopology, SubJob
 from pumice.scheduler.topology.tree import CLUSTER_TOP
 from pumice.scheduler.topology.worksheet import TaskSheet
@@ -22,6 +24,23 @@ if TYPE_CHECKING:
 def subjob_ready(ssn: Session, jt: JobTopology, sj: SubJob) -> bool:
     """Volcano ``SubJobReady``: the job's readiness without SubJob policies, else the SubJob's."""
     return ssn.subjob_ready(sj) if jt.has_policy else ssn.job_ready(jt.job)
+
+
+def all_pass(fns: list[Callable[..., bool]], *args: Any) -> bool:
+    """AND over callbacks (``Session.allocatable`` and ``job_ready`` with their callbacks at hand)."""
+    for fn in fns:  # noqa: SIM110 - once per pod: no generator
+        if not fn(*args):
+            return False
+    return True
+
+
+def first_error(fns: list[Callable[[TaskInfo], str | None]], task: TaskInfo) -> str | None:
+    """``Session.pre_predicate`` with its callbacks at hand."""
+    for fn in fns:
+        err = fn(task)
+        if err:
+            return err
+    return None
 
 
 def subjob_pipelined(ssn: Session, jt: JobTopology, sj: SubJob) -> bool:
@@ -43,13 +62,18 @@ def allocate_tasks(ssn: Session, jt: JobTopology, sj: SubJob, sheet: TaskSheet, 
     placer = ssn.placer
     stmt = Statement(ssn)
     allocated = sj.allocated_hypernode
+    # ssn.allocatable / pre_predicate / job_ready, inline (once per pod): the plugins' callbacks,
+    # fixed once the session is open
+    allocatable = ssn.callbacks(ALLOCATABLE)
+    pre_predicate = ssn.callbacks(PRE_PREDICATE)
+    ready = ssn.callbacks(JOB_READY)
     while not sheet.empty():
         task = sheet.pop()
-        if not ssn.allocatable(queue, task):
+        if not all_pass(allocatable, queue, task):
             continue
         if task.role and job.fit_errors and jt.role_failed(sj, task):
             continue  # the predicate-error cache: this role fitted nowhere already
-        err = ssn.pre_predicate(task)
+        err = first_error(pre_predicate, task) if pre_predicate else None
         if err:
             job.fit_errors[task.uid] = err
             if jt.need_continue(sj):
@@ -72,7 +96,7 @@ def allocate_tasks(ssn: Session, jt: JobTopology, sj: SubJob, sheet: TaskSheet, 
             lowest = track.tree.lowest_hypernode_of_node(choice.node)
             if lowest:
                 allocated = track.tree.lca(lowest, allocated)
-        if ssn.subjob_ready(sj) if policy else ssn.job_ready(job):  # subjob_ready(), inline: once a pod
+        if ssn.subjob_ready(sj) if policy else all_pass(ready, job):  # subjob_ready(), inline
             break
     if subjob_ready(ssn, jt, sj) or subjob_pipelined(ssn, jt, sj):
         return stmt

@@ -38,6 +38,7 @@ from pumice.scheduler.model import (
 from pumice.scheduler.resources import less_equal
 from pumice.scheduler.topology.context import PURPOSE_EVICT, SearchRequest, topology_of
 from pumice.scheduler.topology.tree import CLUSTER_TOP, HyperNodeInfo
+from pumice.scheduler.topology.worksheet import sort_tasks
 
 PREEMPTABLE_KEY = "volcano.sh/preemptable"
 DEFAULT_MAX_DOMAINS = 8
@@ -137,7 +138,7 @@ def pending_tasks(ssn: Session, job: JobInfo) -> list[TaskInfo]:
     """The job's pending tasks that ask for something and wait for no scheduling gate, in task order."""
     tasks = [t for t in job.tasks.values() if t.status == TaskStatus.PENDING and not t.best_effort
              and not (t.pod.get("spec") or {}).get("schedulingGates")]
-    return sorted(tasks, key=cmp_to_key(ssn.task_order_cmp))
+    return sort_tasks(ssn, tasks)
 
 
 def preemptable_for_gang_eviction(job: JobInfo) -> bool:

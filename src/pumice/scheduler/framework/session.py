@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -67,6 +67,26 @@ EventFn = Callable[[TaskInfo], None]
 #: What builds a plugin from its configured arguments (a plugin class).
 PluginFactory = Callable[[Arguments], "Plugin"]
 
+
+
+@runtime_checkable
+class JobOrderKey(Protocol):
+    """A plugin capability (optional): its JobOrderFn is a comparison of per-job values, offered as
+    a key — equal keys where the function answers 0, smaller first where it answers -1 — that
+    changes only when the job's own tasks are placed or evicted."""
+
+    def job_order_key(self, job: JobInfo) -> Any:
+        """The job's value (None: not comparable as a key, e.g. a NaN share)."""
+        ...
+
+
+@runtime_checkable
+class TaskOrderKey(Protocol):
+    """A plugin capability (optional): its TaskOrderFn as a key (equal where it answers 0, smaller
+    first where it answers -1)."""
+
+    def task_order_key(self, task: TaskInfo) -> Any:
+        ...
 
 class Session:
     """One scheduling cycle over a :class:`ClusterState` (which it mutates: pass a fresh one)."""
@@ -247,6 +267,47 @@ class Session:
         if left.creation != right.creation:
             return left.creation < right.creation
         return left.uid < right.uid
+
+    def _key_offers(self, point: Point[Any], capability: Any) -> list[Any] | None:
+        """The plugins of ``point``'s enabled callbacks, in order, if every one offers ``capability``
+        (a runtime-checkable protocol)."""
+        offers = []
+        for name, _ in self.registered(point):
+            plugin = self.plugins.get(name)
+            if not isinstance(plugin, capability):
+                return None
+            offers.append(plugin)
+        return offers
+
+    def task_order_key(self) -> Callable[[TaskInfo], tuple[Any, ...]] | None:
+        """A sort key that orders tasks exactly as :meth:`task_order_cmp` does, for tasks that all
+        have an index (the default order compares indices only when both tasks have one), if every
+        enabled TaskOrderFn's plugin offers one (:class:`TaskOrderKey`), else None."""
+        offers = self._key_offers(TASK_ORDER, TaskOrderKey)
+        if offers is None:
+            return None
+        parts: list[Callable[[TaskInfo], Any]] = [plugin.task_order_key for plugin in offers]
+        if len(parts) == 1:
+            part = parts[0]
+            return lambda task: (part(task), task.index, task.creation, task.uid)
+        return lambda task: (*[p(task) for p in parts], task.index, task.creation, task.uid)
+
+    def job_order_key(self) -> Callable[[JobInfo], tuple[Any, ...] | None] | None:
+        """A sort key that orders jobs exactly as :meth:`job_order_less` does, if every enabled
+        JobOrderFn's plugin offers one (:class:`JobOrderKey`), else None. A job's key may be None
+        (its plugins cannot say now); a :class:`PriorityQueue` then falls back to the comparisons."""
+        offers = self._key_offers(JOB_ORDER, JobOrderKey)
+        if offers is None:
+            return None
+        parts: list[Callable[[JobInfo], Any]] = [plugin.job_order_key for plugin in offers]
+
+        def key(job: JobInfo) -> tuple[Any, ...] | None:
+            values = [part(job) for part in parts]
+            if None in values:
+                return None
+            return (*values, job.creation, job.uid)
+
+        return key
 
     def queue_order_less(self, left: QueueInfo, right: QueueInfo) -> bool:
         for fn in self.callbacks(QUEUE_ORDER):

@@ -51,9 +51,13 @@ class Statement:
 
     def _place(self, task: TaskInfo, node: int, status: int) -> None:
         ssn = self.ssn
-        if task.job is not None:
-            ssn.touch(task.job)
-        self._set_status(task, status)
+        job = task.job
+        if job is not None:  # touch, then _set_status, inline: once per placement
+            if job.uid not in ssn.touched:
+                ssn.touch(job)
+            job.update_task_status(task, status)
+        else:
+            task.status = status
         task.node = node
         task.node_name = ssn.nodes.names[node]
         ssn.nodes.add_task(node, task)

@@ -42,14 +42,18 @@ class NodeView:
     def ladder(cls, nodes: NodeTable, idx: np.ndarray, row: np.ndarray, depth: int, start: int = 0) -> NodeView:
         """Rows of nodes ``idx`` after start..start+depth-1 more replicas each (a replica adding ``row``
         to the node's placed rows: ``TaskInfo.row``): level-major, shape depth*len(idx)."""
+        if depth < 1:
+            return cls.of(nodes, idx[:0])
         levels = np.repeat(np.arange(start, start + depth, dtype=float), len(idx))
-        tiled = np.tile(idx, depth)
-        alloc = nodes.allocatable[:, tiled]
-        rows = nodes.placed_rows(tiled)  # used, non-zero used and task count in one gather
+        # the nodes' columns gathered once, then repeated level after level
+        tiled = np.concatenate((idx,) * depth)
+        alloc = np.concatenate((nodes.allocatable[:, idx],) * depth, axis=1)
+        rows = np.concatenate((nodes.placed_rows(idx),) * depth, axis=1)  # used, non-zero used, task count
         rows += row[:, None] * levels
         r = len(alloc)
         used = rows[:r]
         idle = alloc - used
         future = (idle + nodes.releasing[:, tiled] - nodes.pipelined[:, tiled]
                   if nodes.pipelined_tasks or nodes.releasing_tasks else idle)
-        return cls(tiled, alloc, idle, used, future, rows[r : r + 2], rows[r + 2], nodes.max_tasks[tiled])
+        return cls(tiled, alloc, idle, used, future, rows[r : r + 2], rows[r + 2],
+                   np.concatenate((nodes.max_tasks[idx],) * depth))

@@ -25,6 +25,26 @@ def _weight(arguments: Arguments, key: str) -> int:
     return weight
 
 
+def _plain_score(final: np.ndarray, alloc: np.ndarray, weights: np.ndarray, weight_sum: float,
+                 factor: float) -> np.ndarray:
+    """The score where every node has some of each weighted resource: the general path's operations in
+    the same order, row by row and in place (a ladder and a refresh of changed rows call it twice per gang).
+    ``part.sum(axis=0)`` adds the rows in order, as here."""
+    part = final * weights
+    part /= alloc
+    over = final[0] > alloc[0]
+    score: np.ndarray = part[0] + part[1] if len(part) > 1 else part[0].copy()
+    for d in range(1, len(part)):
+        np.logical_or(over, final[d] > alloc[d], out=over)
+        if d > 1:
+            score += part[d]
+    if weight_sum > 0:
+        score /= weight_sum
+    score *= factor
+    np.copyto(score, 0.0, where=over)  # the task does not fit: 0 for the node
+    return score
+
+
 class BinpackPlugin(Plugin):
     name = "binpack"
 
@@ -66,12 +86,10 @@ class BinpackPlugin(Plugin):
         alloc = view.allocatable[dims]
         final = view.used[dims] + req
         if plain:
-            part = final * weights / alloc
-            over = (final > alloc).any(axis=0)
-        else:
-            usable = (alloc != 0) & (weights != 0)
-            part = np.where(usable, final * weights / np.where(alloc == 0, 1, alloc), 0.0)
-            over = (usable & (final > alloc)).any(axis=0)
+            return _plain_score(final, alloc, weights, weight_sum, MAX_NODE_SCORE * self.weight)
+        usable = (alloc != 0) & (weights != 0)
+        part = np.where(usable, final * weights / np.where(alloc == 0, 1, alloc), 0.0)
+        over = (usable & (final > alloc)).any(axis=0)
         score: np.ndarray = part.sum(axis=0)
         if weight_sum > 0:
             score /= weight_sum

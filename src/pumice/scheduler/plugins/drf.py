@@ -100,6 +100,10 @@ class DrfPlugin(Plugin):
             return 0
         return 1 if ls > rs else -1
 
+    def job_order_key(self, job: JobInfo) -> float | None:
+        share = self._share(job)
+        return None if share != share else share  # NaN (an infinite request taken back) compares as no key can
+
     def preemptable(self, preemptor: TaskInfo, preemptees: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
         """Tasks whose job's share, without them, stays at least the preemptor job's with it."""
         pjob = preemptor.job

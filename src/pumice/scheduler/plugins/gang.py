@@ -83,6 +83,9 @@ class GangPlugin(Plugin):
     def job_order(self, left: JobInfo, right: JobInfo) -> int:
         return _not_ready_first(left.is_ready(), right.is_ready())
 
+    def job_order_key(self, job: JobInfo) -> bool:
+        return job.is_ready()  # False (not ready) first
+
     def ready(self, job: JobInfo) -> bool:
         return job.check_task_ready() and job.is_ready()
 

@@ -39,6 +39,12 @@ class PriorityPlugin(Plugin):
     def job_order(self, left: JobInfo, right: JobInfo) -> int:
         return _higher_first(left.priority, right.priority)
 
+    def task_order_key(self, task: TaskInfo) -> int:
+        return -task.priority
+
+    def job_order_key(self, job: JobInfo) -> int:
+        return -job.priority
+
     def preemptable(self, preemptor: TaskInfo, preemptees: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
         """Tasks of lower-priority jobs; within the preemptor's job, lower-priority tasks."""
         pjob = preemptor.job

@@ -83,7 +83,16 @@ def job_sheet(ssn: Session, job: JobInfo) -> TaskSheet | None:
         shapes[t.shape] += 1
     if not tasks:
         return None
-    return TaskSheet(sorted(tasks, key=cmp_to_key(ssn.task_order_cmp)), shapes)
+    return TaskSheet(sort_tasks(ssn, tasks), shapes)
+
+
+def sort_tasks(ssn: Session, tasks: list[TaskInfo]) -> list[TaskInfo]:
+    """``tasks`` in task order: by the plugins' keys where they offer them and every task has an
+    index (the usual case), else by the comparisons."""
+    key = ssn.task_order_key()
+    if key is not None and all(t.index is not None for t in tasks):
+        return sorted(tasks, key=key)
+    return sorted(tasks, key=cmp_to_key(ssn.task_order_cmp))
 
 
 def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | None = None) -> JobSheet:
@@ -129,7 +138,7 @@ def build_job_sheet(ssn: Session, jt: JobTopology, ordered: list[TaskInfo] | Non
         if not tasks:
             continue
         if ordered is None:
-            tasks.sort(key=cmp_to_key(ssn.task_order_cmp))
+            tasks = sort_tasks(ssn, tasks)
         sheets[sj.uid] = TaskSheet(tasks, Counter(t.shape for t in tasks))
         subjobs.push(sj)
     return JobSheet(subjobs, sheets)
