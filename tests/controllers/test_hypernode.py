@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import given, settings
@@ -124,6 +125,22 @@ def test_no_discovery_leaves_hypernodes_alone() -> None:
     assert store.list(HYPERNODES)[0] == []
 
 
+def _fail_then_wait(store: Any, clock: VirtualClock, controller: HyperNodeController,
+                    nothing_written: Callable[[], bool]) -> None:
+    """A sync while ``store`` fails writes nothing; with the store back, the controller waits (a failing
+    server is not hammered) and syncs again once its wake-up time has come."""
+    store.failing = True
+    controller.sync()
+    assert nothing_written()
+    store.failing = False
+    assert not controller.pending()
+    wake = controller.next_wakeup()
+    assert wake is not None and wake > clock.now()
+    clock.advance_to(wake)
+    assert controller.pending()
+    controller.sync()
+
+
 class FlakyStatusStore(MemoryStore):
     """A real store whose HyperNode status writes fail while ``failing`` (a conflict storm, an API server away)."""
 
@@ -141,16 +158,32 @@ def test_a_count_that_could_not_be_written_is_written_again_later() -> None:
     store.create("nodes", node("n0"))
     store.create(HYPERNODES, hypernode("rack", 1, [node_member("n0")]))
     controller = HyperNodeController(store, clock)
-    store.failing = True
-    controller.sync()
-    assert "status" not in store.get(HYPERNODES, None, "rack")
-    store.failing = False
-    assert not controller.pending()  # not at once: a failing server is not hammered
-    wake = controller.next_wakeup()
-    assert wake is not None and wake > clock.now()
-    clock.advance_to(wake)
-    assert controller.pending()
-    controller.sync()
+    _fail_then_wait(store, clock, controller, lambda: "status" not in store.get(HYPERNODES, None, "rack"))
     assert store.get(HYPERNODES, None, "rack")["status"]["nodeCount"] == 1
     assert not controller.sync()  # its own write's watch event: nothing more to write
     assert controller.next_wakeup() is None and not controller.pending()
+
+
+class FlakyCreateStore(MemoryStore):
+    """A real store whose HyperNode creates fail while ``failing`` (an API server away for a moment)."""
+
+    failing = False
+
+    def create(self, resource: str, obj: Any, **kw: Any) -> Any:
+        if self.failing and resource == HYPERNODES:
+            raise Conflict("hypernodes: the server is busy")
+        return super().create(resource, obj, **kw)
+
+
+def test_a_discovered_hypernode_that_could_not_be_written_is_written_again_later() -> None:
+    """Discovery's create fails and no node changes afterwards: the HyperNodes still appear, after a short wait."""
+    store, clock = FlakyCreateStore(), VirtualClock()
+    for name, rack in (("n0", "r0"), ("n1", "r0"), ("n2", "r1")):
+        store.create("nodes", node(name, labels={ZONE: "z0", RACK: rack, "kubernetes.io/hostname": name}))
+    controller = HyperNodeController(store, clock, DISCOVERY)
+    _fail_then_wait(store, clock, controller, lambda: not _discovered(store))
+    want = {h["metadata"]["name"] for h in discover_hypernodes(store.list("nodes")[0], DISCOVERY)}
+    assert set(_discovered(store)) == want and len(want) == 3  # racks r0 r1, zone z0
+    racks = sorted(h["status"]["nodeCount"] for h in _discovered(store).values() if h["spec"]["tier"] == 1)
+    assert racks == [1, 2]  # and counted: no node changed since, so only the controller's own writes tell it
+    assert controller.next_wakeup() is None

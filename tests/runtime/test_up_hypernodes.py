@@ -32,7 +32,13 @@ def test_up_discovers_hypernodes_as_nodes_come_and_go(tmp_path: Path) -> None:
             return {h["metadata"]["labels"][RACK]: (h.get("status") or {}).get("nodeCount")
                     for h in store.list(HYPERNODES)[0]}
 
-        wait_for(lambda: counts() == {"a": 2, "b": 1})
+        def state() -> object:
+            controller = plane._parts.hypernodes  # type: ignore[union-attr]
+            return {"hypernodes": store.list(HYPERNODES)[0], "nodes": [n["metadata"] for n in store.list("nodes")[0]],
+                    "step errors": plane.step_errors, "driver alive": plane._driver.is_alive(),
+                    "controller": {k: v for k, v in vars(controller).items() if k not in ("store", "clock")}}
+
+        wait_for(lambda: counts() == {"a": 2, "b": 1}, state=state)
         store.delete("nodes", None, "n2")
         plane._wake.set()
-        wait_for(lambda: counts() == {"a": 2})
+        wait_for(lambda: counts() == {"a": 2}, state=state)

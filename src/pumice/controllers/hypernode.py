@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from pumice.api.hypernode_members import node_members
@@ -62,13 +61,17 @@ class HyperNodeController:
         self._rediscover = discovery is not None
         self._failed: set[str] = set()  # HyperNodes whose count could not be written, again at ``_retry_at``
         self._retry_at = 0.0
+        #: A discovered HyperNode could not be written: discovery runs again at ``_rediscover_at``.
+        self._rediscover_at: float | None = None
 
     def pending(self) -> bool:
         return self._rediscover or self._stale is None or bool(self._stale) or self.nodes.pending() \
-            or self.hypernodes.pending() or (bool(self._failed) and self.clock.now() >= self._retry_at)
+            or self.hypernodes.pending() or (bool(self._failed) and self.clock.now() >= self._retry_at) \
+            or (self._rediscover_at is not None and self.clock.now() >= self._rediscover_at)
 
     def next_wakeup(self) -> float | None:
-        return self._retry_at if self._failed else None
+        due = [t for t in (self._retry_at if self._failed else None, self._rediscover_at) if t is not None]
+        return min(due) if due else None
 
     def set_discovery(self, discovery: DiscoveryConfig | None) -> None:
         """A new discovery configuration (re-read): reconcile again."""
@@ -76,6 +79,9 @@ class HyperNodeController:
         self._rediscover = discovery is not None
 
     def sync(self) -> bool:
+        if self._rediscover_at is not None and self.clock.now() >= self._rediscover_at:
+            self._rediscover_at = None
+            self._rediscover = self.discovery is not None
         if self._failed and self.clock.now() >= self._retry_at:
             if self._stale is not None:
                 self._stale |= self._failed
@@ -152,19 +158,31 @@ class HyperNodeController:
                     except AlreadyExists:
                         continue
                     wrote = True
+                    if self._stale is not None:  # its own write's watch event is dropped: count it here
+                        self._stale.add(name)
                 elif have.get("spec") != want["spec"] or any(
                         ((have.get("metadata") or {}).get("labels") or {}).get(k) != v
                         for k, v in want["metadata"]["labels"].items()):
                     patch = {"metadata": {"labels": want["metadata"]["labels"]}, "spec": want["spec"]}
                     self.hypernodes.put(self.store.patch(HYPERNODES, None, name, patch))
                     wrote = True
-            except StoreError:
-                continue
+                    if self._stale is not None:
+                        self._stale.add(name)
+            except StoreError:  # tried again later, not only when a node changes
+                self._discovery_failed()
         for name in existing.keys() - discovered.keys():
-            with contextlib.suppress(NotFound, StoreError):
+            try:
                 self.hypernodes.forget(self.store.delete(HYPERNODES, None, name))
                 wrote = True
+            except NotFound:
+                pass
+            except StoreError:
+                self._discovery_failed()
         return wrote
+
+    def _discovery_failed(self) -> None:
+        if self._rediscover_at is None:
+            self._rediscover_at = self.clock.now() + RETRY_AFTER
 
     def close(self) -> None:
         self.nodes.close()
