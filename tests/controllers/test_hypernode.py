@@ -187,3 +187,26 @@ def test_a_discovered_hypernode_that_could_not_be_written_is_written_again_later
     racks = sorted(h["status"]["nodeCount"] for h in _discovered(store).values() if h["spec"]["tier"] == 1)
     assert racks == [1, 2]  # and counted: no node changed since, so only the controller's own writes tell it
     assert controller.next_wakeup() is None
+
+
+def test_hypernodes_discovered_after_nodes_came_during_a_discovery_are_counted() -> None:
+    """A node arrives while discovery writes (another thread's create): the discovery that follows creates its
+    HyperNode, and counts it, though no node changes after that (CI saw ``pumice up`` wait for that count)."""
+    store, clock = MemoryStore(), VirtualClock()
+    store.create("nodes", node("n0", labels={ZONE: "z0", RACK: "r0", "kubernetes.io/hostname": "n0"}))
+    controller = HyperNodeController(store, clock, DISCOVERY)
+    reconcile = controller._reconcile
+    arrivals = [node("n1", labels={ZONE: "z0", RACK: "r1", "kubernetes.io/hostname": "n1"})]
+
+    def reconcile_while_a_node_arrives() -> bool:
+        wrote = reconcile()
+        while arrivals:
+            store.create("nodes", arrivals.pop())
+        return wrote
+
+    controller._reconcile = reconcile_while_a_node_arrives  # type: ignore[method-assign]
+    while controller.pending():
+        controller.sync()
+    racks = {h["metadata"]["labels"][RACK]: (h.get("status") or {}).get("nodeCount")
+             for h in _discovered(store).values() if h["spec"]["tier"] == 1}
+    assert racks == {"r0": 1, "r1": 1}
