@@ -189,3 +189,23 @@ def test_tables_list_every_bind_and_job_as_json_does(tmp_path: Path) -> None:
     assert set(rows) == set(decided["podgroups"]) and len(rows) == 2
     huge = next(row for key, row in rows.items() if key.startswith("default/huge"))
     assert huge.split()[2:4] == ["Pending", "0/2"] and "resource in cluster is overused" in huge
+
+
+def test_a_kind_the_scheduler_reads_in_an_unknown_version_is_refused(tmp_path: Path) -> None:
+    """kubectl answers "no matches for kind" for a Pod in version xxxx; read as a Pod, its fields were never
+    checked (the API fuzz test's ``containers: [null]`` stopped the dry run with AttributeError). One line
+    naming the file, the object and the field, exit 2."""
+    bad = pod("a", cpu="1")
+    bad["apiVersion"] = "xxxx"
+    bad["spec"]["containers"] = [None]
+    path = write(tmp_path / "cluster.yaml", [node("n1"), bad])
+    result = CliRunner().invoke(app, ["schedule", "-f", str(path), "-o", "json"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (f"error: {path}: Pod a: apiVersion: 'xxxx' is not a version of Pod "
+                                     "pumice reads (use v1)")
+    queue_v2 = queue("q", weight=1)
+    queue_v2["apiVersion"] = "scheduling.volcano.sh/v2"
+    path = write(tmp_path / "queues.yaml", [queue_v2])
+    result = CliRunner().invoke(app, ["schedule", "-f", str(path), "-o", "json"])
+    assert result.exit_code == 2 and "Queue q: apiVersion: 'scheduling.volcano.sh/v2'" in result.output
+    assert "(use scheduling.volcano.sh/v1beta1)" in result.output

@@ -124,6 +124,11 @@ def _by_resource() -> dict[str, type[KubeObject]]:
     return table
 
 
+def versions_of(kind: str) -> list[str]:
+    """The apiVersions pumice reads ``kind`` in (an empty list for a kind it does not know)."""
+    return [v for v, k in _WHERE if k == kind]
+
+
 def model_for(api_version: str, kind: str) -> type[KubeObject]:
     """The model for an ``(apiVersion, kind)``; :class:`GenericObject` when unknown.
 

@@ -11,6 +11,7 @@ from pumice.admission.pods import default_pod
 from pumice.api import ManifestError
 from pumice.api.io import load_dicts
 from pumice.api.reader import read_text_file
+from pumice.api.registry import GenericObject, model_for, versions_of
 from pumice.cli.tables import print_table
 from pumice.controllers.expand import expand_jobs
 from pumice.controllers.queue import DEFAULT_QUEUES
@@ -24,6 +25,7 @@ from pumice.scheduler import (
     predicate_codes,
     run_session,
 )
+from pumice.scheduler.snapshot import CATALOG_KINDS
 from pumice.topology_discovery import DiscoveryConfigError, load_discovery_config, with_discovered_hypernodes
 
 if TYPE_CHECKING:
@@ -42,13 +44,31 @@ def read_objects(paths: list[Path]) -> list[dict[str, Any]]:
         if path.is_dir():
             raise UsageError(f"{path}: is a directory, expected a manifest file")
         try:
-            objects.extend(load_dicts(path))
+            read = load_dicts(path)
         except ManifestError as err:
             raise UsageError(str(err)) from None
+        for obj in read:
+            _check_version(path, obj)
+        objects.extend(read)
     for obj in objects:  # what kube-apiserver does to a pod on create: requests defaulted from limits
         if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
             default_pod(obj)
     return objects
+
+
+def _check_version(path: Path, obj: dict[str, Any]) -> None:
+    """A kind the scheduler reads, in a version pumice does not know (``apiVersion: v2`` on a Pod), is refused
+    as kubectl refuses it ("no matches for kind"): read as the kind, its fields were never checked."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if kind not in CATALOG_KINDS or model_for(str(api_version), str(kind)) is not GenericObject:
+        return
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    name = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)
+    known = " or ".join(versions_of(str(kind)))
+    raise UsageError(f"{path}: {kind} {name}: apiVersion: {api_version!r} is not a version of {kind} "
+                     f"pumice reads (use {known})")
 
 
 def with_default_queues(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -223,6 +223,11 @@ class ShapeTable:
         return self._keys.setdefault(key, key)
 
 
+#: The kinds a snapshot reads (``Catalog.add``); any other object in a dry run's file is not the scheduler's.
+CATALOG_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "HyperNode", "PodDisruptionBudget", "ResourceQuota",
+                           "Numatopology", "PriorityClass"})
+
+
 @dataclass
 class Catalog:
     """Objects of one cluster by kind, and what a session needs to turn them into jobs and tasks."""
@@ -241,6 +246,7 @@ class Catalog:
     shapes: ShapeTable = field(default_factory=ShapeTable)
 
     def add(self, obj: dict[str, Any]) -> None:
+        """Sort ``obj`` by its kind (one of :data:`CATALOG_KINDS`; others are not the scheduler's)."""
         kind = obj.get("kind")
         if kind == "Node":
             if _is_ready(obj):

@@ -68,7 +68,6 @@ EventFn = Callable[[TaskInfo], None]
 PluginFactory = Callable[[Arguments], "Plugin"]
 
 
-
 @runtime_checkable
 class JobOrderKey(Protocol):
     """A plugin capability (optional): its JobOrderFn is a comparison of per-job values, offered as
@@ -86,7 +85,9 @@ class TaskOrderKey(Protocol):
     first where it answers -1)."""
 
     def task_order_key(self, task: TaskInfo) -> Any:
+        """The task's value."""
         ...
+
 
 class Session:
     """One scheduling cycle over a :class:`ClusterState` (which it mutates: pass a fresh one)."""
