@@ -59,19 +59,21 @@ class HyperNodeController:
         self._node_labels: dict[str, dict[str, str]] = {}
         self._stale: set[str] | None = None  # HyperNodes whose count to check (None: all)
         self._rediscover = discovery is not None
-        self._failed: set[str] = set()  # HyperNodes whose count could not be written, again at ``_retry_at``
+        # Writes that failed (a conflict, the API server away) are tried again at ``_retry_at``, not only
+        # when something else changes: the HyperNodes whose count could not be written, and discovery.
+        self._failed: set[str] = set()
+        self._failed_discovery = False
         self._retry_at = 0.0
-        #: A discovered HyperNode could not be written: discovery runs again at ``_rediscover_at``.
-        self._rediscover_at: float | None = None
+
+    def _retrying(self) -> bool:
+        return bool(self._failed) or self._failed_discovery
 
     def pending(self) -> bool:
         return self._rediscover or self._stale is None or bool(self._stale) or self.nodes.pending() \
-            or self.hypernodes.pending() or (bool(self._failed) and self.clock.now() >= self._retry_at) \
-            or (self._rediscover_at is not None and self.clock.now() >= self._rediscover_at)
+            or self.hypernodes.pending() or (self._retrying() and self.clock.now() >= self._retry_at)
 
     def next_wakeup(self) -> float | None:
-        due = [t for t in (self._retry_at if self._failed else None, self._rediscover_at) if t is not None]
-        return min(due) if due else None
+        return self._retry_at if self._retrying() else None
 
     def set_discovery(self, discovery: DiscoveryConfig | None) -> None:
         """A new discovery configuration (re-read): reconcile again."""
@@ -79,27 +81,31 @@ class HyperNodeController:
         self._rediscover = discovery is not None
 
     def sync(self) -> bool:
-        if self._rediscover_at is not None and self.clock.now() >= self._rediscover_at:
-            self._rediscover_at = None
-            self._rediscover = self.discovery is not None
-        if self._failed and self.clock.now() >= self._retry_at:
-            if self._stale is not None:
-                self._stale |= self._failed
+        if self._retrying() and self.clock.now() >= self._retry_at:
+            for name in self._failed:
+                self._recount(name)
             self._failed = set()
-        self._nodes_moved(self.nodes.drain())
-        for delta in self.hypernodes.drain():
-            if delta.new is not None and self._stale is not None:
-                self._stale.add(delta.key[1])
+            self._rediscover |= self._failed_discovery and self.discovery is not None
+            self._failed_discovery = False
+        self._drain()
         wrote = False
         if self._rediscover:
             self._rediscover = False
             wrote |= self._reconcile()
-            self._nodes_moved(self.nodes.drain())
-            for delta in self.hypernodes.drain():
-                if delta.new is not None and self._stale is not None:
-                    self._stale.add(delta.key[1])
+            self._drain()
         wrote |= self._count()
         return wrote
+
+    def _drain(self) -> None:
+        self._nodes_moved(self.nodes.drain())
+        for delta in self.hypernodes.drain():
+            if delta.new is not None:
+                self._recount(delta.key[1])
+
+    def _recount(self, name: str) -> None:
+        """Count HyperNode ``name`` at the next ``_count`` (all are counted when ``_stale`` is None)."""
+        if self._stale is not None:
+            self._stale.add(name)
 
     def _nodes_moved(self, deltas: list[Delta]) -> None:
         moved = False
@@ -133,9 +139,8 @@ class HyperNodeController:
                 wrote = True
             except NotFound:
                 pass  # deleted meanwhile: its watch event follows
-            except StoreError:  # counted again later, not only when something changes
-                if not self._failed:
-                    self._retry_at = self.clock.now() + RETRY_AFTER
+            except StoreError:
+                self._retry_later()
                 self._failed.add(key[1])
         return wrote
 
@@ -158,18 +163,17 @@ class HyperNodeController:
                     except AlreadyExists:
                         continue
                     wrote = True
-                    if self._stale is not None:  # its own write's watch event is dropped: count it here
-                        self._stale.add(name)
+                    self._recount(name)  # its own write's watch event is dropped: counted from here
                 elif have.get("spec") != want["spec"] or any(
                         ((have.get("metadata") or {}).get("labels") or {}).get(k) != v
                         for k, v in want["metadata"]["labels"].items()):
                     patch = {"metadata": {"labels": want["metadata"]["labels"]}, "spec": want["spec"]}
                     self.hypernodes.put(self.store.patch(HYPERNODES, None, name, patch))
                     wrote = True
-                    if self._stale is not None:
-                        self._stale.add(name)
-            except StoreError:  # tried again later, not only when a node changes
-                self._discovery_failed()
+                    self._recount(name)
+            except StoreError:
+                self._retry_later()
+                self._failed_discovery = True
         for name in existing.keys() - discovered.keys():
             try:
                 self.hypernodes.forget(self.store.delete(HYPERNODES, None, name))
@@ -177,12 +181,13 @@ class HyperNodeController:
             except NotFound:
                 pass
             except StoreError:
-                self._discovery_failed()
+                self._retry_later()
+                self._failed_discovery = True
         return wrote
 
-    def _discovery_failed(self) -> None:
-        if self._rediscover_at is None:
-            self._rediscover_at = self.clock.now() + RETRY_AFTER
+    def _retry_later(self) -> None:
+        if not self._retrying():
+            self._retry_at = self.clock.now() + RETRY_AFTER
 
     def close(self) -> None:
         self.nodes.close()

@@ -81,15 +81,21 @@ def test_balanced_where_every_node_has_every_resource_is_the_general_formula(dim
 @given(st.integers(1, 12), st.sampled_from([8_000, 64_000, 2**40]), st.booleans(), st.data())
 def test_the_usual_scores_in_place_are_the_general_paths_bits(k: int, top: int, fractional: bool,
                                                                data: st.DataObject) -> None:
-    """Least-requested + balanced on cpu and memory (the default weights, every node holding both): the
-    in-place path twice per gang gives the general path's bits, over-requested nodes included."""
+    """Least-requested + balanced on cpu and memory (the default weights, every node holding both): the exact
+    path a session takes, computed in place, gives the bits of the formulas written out as expressions,
+    over-requested nodes included."""
     ssn = session(OBJECTS, "nodeorder")
     plugin = ssn.plugins["nodeorder"]
-    assert isinstance(plugin, NodeOrderPlugin) and plugin.usual
+    assert isinstance(plugin, NodeOrderPlugin) and plugin.exact
     t = task(ssn, "g-1")
     view = random_view(data, len(ssn.space.names), k, top, fractional)
     fast = plugin.dynamic_score(t, view)
-    plugin.usual = False
-    general = plugin.dynamic_score(t, view)
-    assert fast is not None and general is not None
-    assert fast.tobytes() == general.tobytes()
+    alloc = view.allocatable[:2]
+    requested = view.nonzero_used + np.asarray(t.nonzero)[:, None]
+    per = np.floor((alloc - requested) * 100 / alloc)
+    per[requested > alloc] = 0
+    least = np.floor((per[0] + per[1]) * 0.5)
+    frac = np.minimum((view.used[:2] + t.resreq[:2, None]) / alloc, 1.0)
+    balanced = np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * 100)
+    assert fast is not None
+    assert fast.tobytes() == (least + balanced).tobytes()

@@ -25,24 +25,19 @@ def _weight(arguments: Arguments, key: str) -> int:
     return weight
 
 
-def _plain_score(final: np.ndarray, alloc: np.ndarray, weights: np.ndarray, weight_sum: float,
-                 factor: float) -> np.ndarray:
-    """The score where every node has some of each weighted resource: the general path's operations in
-    the same order, row by row and in place (a ladder and a refresh of changed rows call it twice per gang).
-    ``part.sum(axis=0)`` adds the rows in order, as here."""
+def _plain_sum(final: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The weighted fractions' sum and the overfilled nodes where every node has some of each weighted
+    resource: ``(final * weights / alloc).sum(axis=0)`` (which adds the rows in order) and
+    ``(final > alloc).any(axis=0)``, row by row and in place (a ladder and a refresh of changed rows call it
+    twice per gang)."""
     part = final * weights
     part /= alloc
     over = final[0] > alloc[0]
-    score: np.ndarray = part[0] + part[1] if len(part) > 1 else part[0].copy()
+    score: np.ndarray = part[0].copy()
     for d in range(1, len(part)):
         np.logical_or(over, final[d] > alloc[d], out=over)
-        if d > 1:
-            score += part[d]
-    if weight_sum > 0:
-        score /= weight_sum
-    score *= factor
-    np.copyto(score, 0.0, where=over)  # the task does not fit: 0 for the node
-    return score
+        score += part[d]
+    return score, over
 
 
 class BinpackPlugin(Plugin):
@@ -85,12 +80,14 @@ class BinpackPlugin(Plugin):
             return np.zeros(len(view.idx))
         alloc = view.allocatable[dims]
         final = view.used[dims] + req
+        score: np.ndarray
         if plain:
-            return _plain_score(final, alloc, weights, weight_sum, MAX_NODE_SCORE * self.weight)
-        usable = (alloc != 0) & (weights != 0)
-        part = np.where(usable, final * weights / np.where(alloc == 0, 1, alloc), 0.0)
-        over = (usable & (final > alloc)).any(axis=0)
-        score: np.ndarray = part.sum(axis=0)
+            score, over = _plain_sum(final, alloc, weights)
+        else:
+            usable = (alloc != 0) & (weights != 0)
+            part = np.where(usable, final * weights / np.where(alloc == 0, 1, alloc), 0.0)
+            over = (usable & (final > alloc)).any(axis=0)
+            score = part.sum(axis=0)
         if weight_sum > 0:
             score /= weight_sum
         score *= MAX_NODE_SCORE * self.weight

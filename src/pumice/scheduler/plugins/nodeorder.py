@@ -46,12 +46,16 @@ def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool, exact
     ``alloc`` is two rows, none zero, all below :data:`_EXACT_QUOTIENT` (the node table's, checked once)."""
     if exact or alloc.all():  # the usual case: no zero allocatable to leave out
         if exact or (len(alloc) == 2 and alloc.max(initial=0.0) < _EXACT_QUOTIENT):
-            if most:
-                per = np.floor(np.minimum(requested, alloc) * MAX_NODE_SCORE / alloc)
-            else:
-                per = np.floor((alloc - requested) * MAX_NODE_SCORE / alloc)
+            # in place: a ladder and a refresh of changed rows call this twice per gang
+            per = np.minimum(requested, alloc) if most else alloc - requested
+            per *= MAX_NODE_SCORE
+            per /= alloc
+            np.floor(per, out=per)
+            if not most:
                 per[requested > alloc] = 0
-            exact_mean: np.ndarray = np.floor((per[0] + per[1]) * 0.5)
+            exact_mean: np.ndarray = per[0] + per[1]
+            exact_mean *= 0.5
+            np.floor(exact_mean, out=exact_mean)
             return exact_mean
         if most:
             per = np.floor_divide(np.minimum(requested, alloc) * MAX_NODE_SCORE, alloc)
@@ -73,9 +77,15 @@ def _resource_scores(requested: np.ndarray, alloc: np.ndarray, most: bool, exact
 def balanced_present(alloc: np.ndarray, req: np.ndarray) -> np.ndarray:
     """BalancedAllocation, ``100 x (1 - std of the requested fractions)``, on nodes (columns) that all have
     some of every resource (rows): :func:`balanced_any` with nothing to leave out, the same bits for less work."""
-    frac = np.minimum(req / alloc, 1.0)
-    if len(frac) == 2:  # the std of two fractions is half their gap
-        two: np.ndarray = np.trunc((1 - np.abs(frac[0] - frac[1]) / 2) * MAX_NODE_SCORE)
+    frac = req / alloc
+    np.minimum(frac, 1.0, out=frac)
+    if len(frac) == 2:  # the std of two fractions is half their gap (in place: twice per gang)
+        two: np.ndarray = frac[0] - frac[1]
+        np.abs(two, out=two)
+        two /= 2
+        np.subtract(1, two, out=two)
+        two *= MAX_NODE_SCORE
+        np.trunc(two, out=two)
         return two
     mean = frac.sum(axis=0) / len(frac)
     std = np.sqrt(((frac - mean) ** 2).sum(axis=0) / len(frac))
@@ -130,10 +140,6 @@ class NodeOrderPlugin(Plugin):
         # on every call's columns)
         held, alloc = ssn.nodes.held_by_all, ssn.nodes.allocatable
         self.exact = bool(len(held) >= 2 and held[0] and held[1] and alloc[:2].max(initial=0.0) < _EXACT_QUOTIENT)
-        #: The usual weights on such nodes (none without cpu or memory): least-requested and balanced, not
-        #: most-requested.
-        self.usual = (self.exact and bool(alloc[:2].min(initial=np.inf) > 0) and self.least_w != 0 and self.most_w == 0
-                      and self.balanced_w != 0)
         #: Per shape: (non-zero cpu/memory request as a column, balanced resources, their request column,
         #: whether every node has some of each balanced resource).
         self.shapes: dict[Shape, tuple[np.ndarray, list[int], np.ndarray, bool]] = {}
@@ -162,8 +168,6 @@ class NodeOrderPlugin(Plugin):
 
     def dynamic_score(self, task: TaskInfo, view: NodeView) -> np.ndarray | None:
         nonzero, dims, dims_req, everywhere = self._per_shape(task)
-        if self.usual and everywhere and len(dims) == 2:
-            return self._usual_score(view, nonzero, dims_req)
         total = None
         if self.least_w or self.most_w:
             requested = view.nonzero_used + nonzero
@@ -177,36 +181,6 @@ class NodeOrderPlugin(Plugin):
             balanced = self.balanced_w * self._balanced(view, dims, dims_req, everywhere)
             total = balanced if total is None else total + balanced
         return total if total is not None else np.zeros(len(view.idx))
-
-    def _usual_score(self, view: NodeView, nonzero: np.ndarray, dims_req: np.ndarray) -> np.ndarray:
-        """LeastAllocated + BalancedAllocation on cpu and memory, every node having some of both below
-        the exact quotient's bound: the general path's operations in the same order, in place (a
-        ladder and a refresh of changed rows call this twice per gang; ``test_nodeorder_fast``)."""
-        alloc = view.allocatable[:2]
-        least = view.nonzero_used + nonzero  # _resource_scores(most=False, exact=True)
-        np.subtract(alloc, least, out=least)
-        least *= MAX_NODE_SCORE
-        least /= alloc
-        np.floor(least, out=least)
-        np.maximum(least, 0.0, out=least)  # over-requested: (alloc - requested) < 0 floors below 0
-        score: np.ndarray = least[0] + least[1]
-        score *= 0.5
-        np.floor(score, out=score)
-        if self.least_w != 1:
-            score *= self.least_w
-        frac = view.used[:2] + dims_req  # balanced_present with two resources
-        frac /= alloc
-        np.minimum(frac, 1.0, out=frac)
-        gap = frac[0] - frac[1]
-        np.abs(gap, out=gap)
-        gap /= 2
-        np.subtract(1, gap, out=gap)
-        gap *= MAX_NODE_SCORE
-        np.trunc(gap, out=gap)
-        if self.balanced_w != 1:
-            gap *= self.balanced_w
-        score += gap
-        return score
 
     def _balanced(self, view: NodeView, dims: list[int], dims_req: np.ndarray, everywhere: bool) -> np.ndarray:
         """BalancedAllocation: 100 x (1 - std of the requested fractions), resources with allocatable.
