@@ -81,6 +81,9 @@ class GpuSlots:
             self.uuids.append([u for _, _, u, _, _ in gpus])
         self.width = width
         self.valid = self.healthy & (self.capacity > 0)
+        #: ``valid`` as Python lists, one per node: choosing a pod's whole GPUs reads a node's few slots
+        #: (a NumPy expression on eight values costs more than the loop)
+        self.valid_rows: list[list[bool]] = self.valid.tolist()
         #: How many placed pods hold each (share, whole) request shape: the running mix.
         self.mix: Counter[tuple[float, int]] = Counter()
         #: Σ CPU (milli) of those pods, per shape.
@@ -174,12 +177,19 @@ class GpuSlots:
         """The GPUs of node ``j`` a new placement of ``req`` takes, or None when they cannot hold it."""
         if self.family[j] != req.family:
             return None
+        if req.whole and req.family != VGPU:  # the first idle GPUs, in slot order
+            ok = self.valid_rows[j] if not (req.use or req.nouse) else self.usable(req, j).tolist()
+            sharers = self.sharers[j].tolist()
+            idle: list[int] = []
+            for g in range(self.width):
+                if ok[g] and sharers[g] == 0:
+                    idle.append(g)
+                    if len(idle) == req.whole:
+                        return tuple(idle)
+            return None
         ok = self.usable(req, j)
         if req.family == VGPU:
             return self._choose_vgpu(req, j, ok)
-        if req.whole:  # the first idle GPUs, in slot order
-            idle = (ok & (self.sharers[j] == 0)).nonzero()[0]  # 1-D: flatnonzero without its wrappers
-            return tuple(idle[: req.whole].tolist()) if len(idle) >= req.whole else None
         room = self.capacity[j] - self.used[j]
         for g in self._order(j, np.where(ok, room, np.inf)):
             if ok[g] and room[g] >= req.share:
@@ -234,13 +244,21 @@ class GpuSlots:
         return [(g, req.share, 0.0) for g in ids]
 
     def add(self, j: int, req: GpuRequest, ids: tuple[int, ...], cpu: float = 0.0) -> None:
-        for g, mem, cores in self.amounts(req, j, ids):
-            if 0 <= g < self.width:
-                self.used[j, g] += mem
-                self.cores[j, g] += cores
-                self.sharers[j, g] += 1
-        self.mix[req.kind] += 1
-        self.mix_cpu[req.kind] = self.mix_cpu.get(req.kind, 0.0) + cpu
+        if req.whole and req.family != VGPU:  # amounts(), inline: once per placed GPU pod
+            for g in ids:
+                if 0 <= g < self.width:
+                    self.used[j, g] += self.capacity[j, g]
+                    self.cores[j, g] += 100.0
+                    self.sharers[j, g] += 1
+        else:
+            for g, mem, core in self.amounts(req, j, ids):
+                if 0 <= g < self.width:
+                    self.used[j, g] += mem
+                    self.cores[j, g] += core
+                    self.sharers[j, g] += 1
+        kind = req.kind
+        self.mix[kind] += 1
+        self.mix_cpu[kind] = self.mix_cpu.get(kind, 0.0) + cpu
 
     def remove(self, j: int, req: GpuRequest, ids: tuple[int, ...], cpu: float = 0.0) -> None:
         for g, mem, cores in self.amounts(req, j, ids):

@@ -463,7 +463,7 @@ class NodeTable:
 
     def placed_rows(self, idx: np.ndarray) -> np.ndarray:
         """Columns ``idx`` of used (resources), non-zero cpu/memory used and task count, stacked."""
-        return self._rows[:, idx]
+        return self._rows.take(idx, axis=1)
 
     def future_idle(self) -> np.ndarray:
         return self.idle + self.releasing - self.pipelined

@@ -11,7 +11,10 @@ from pumice.scheduler.model import NodeTable
 
 @dataclass(slots=True)
 class NodeView:
-    """Columns (resources x k) for node indices ``idx`` (a node may appear several times)."""
+    """Columns (resources x k) for node indices ``idx`` (a node may appear several times).
+
+    Gathered with ``take``, so that every array is C-ordered like the node table's: ``table[:, idx]``
+    gives a Fortran-ordered copy, and the scorers' ufuncs then mix layouts (a third slower)."""
 
     idx: np.ndarray
     allocatable: np.ndarray
@@ -29,12 +32,12 @@ class NodeView:
                 np.arange(len(nodes)), nodes.allocatable, nodes.idle, nodes.used, nodes.future_idle(),
                 nodes.nonzero_used, nodes.task_count, nodes.max_tasks,
             )
-        alloc = nodes.allocatable[:, idx]
+        alloc = nodes.allocatable.take(idx, axis=1)
         rows = nodes.placed_rows(idx)  # used, non-zero used and task count in one gather
         r = len(alloc)
         used = rows[:r]
         idle = alloc - used
-        future = (idle + nodes.releasing[:, idx] - nodes.pipelined[:, idx]
+        future = (idle + nodes.releasing.take(idx, axis=1) - nodes.pipelined.take(idx, axis=1)
                   if nodes.pipelined_tasks or nodes.releasing_tasks else idle)
         return cls(idx, alloc, idle, used, future, rows[r : r + 2], rows[r + 2], nodes.max_tasks[idx])
 
@@ -47,13 +50,13 @@ class NodeView:
         levels = np.repeat(np.arange(start, start + depth, dtype=float), len(idx))
         # the nodes' columns gathered once, then repeated level after level
         tiled = np.concatenate((idx,) * depth)
-        alloc = np.concatenate((nodes.allocatable[:, idx],) * depth, axis=1)
+        alloc = np.concatenate((nodes.allocatable.take(idx, axis=1),) * depth, axis=1)
         rows = np.concatenate((nodes.placed_rows(idx),) * depth, axis=1)  # used, non-zero used, task count
         rows += row[:, None] * levels
         r = len(alloc)
         used = rows[:r]
         idle = alloc - used
-        future = (idle + nodes.releasing[:, tiled] - nodes.pipelined[:, tiled]
+        future = (idle + nodes.releasing.take(tiled, axis=1) - nodes.pipelined.take(tiled, axis=1)
                   if nodes.pipelined_tasks or nodes.releasing_tasks else idle)
         return cls(tiled, alloc, idle, used, future, rows[r : r + 2], rows[r + 2],
                    np.concatenate((nodes.max_tasks[idx],) * depth))
