@@ -356,7 +356,7 @@ class Placer:
         changes = nodes.changes
         if rows is not None and rows.cursor != len(changes):
             dirty = nodes.changed_since(rows.cursor)
-            if len(dirty) * 8 > len(nodes):
+            if len(dirty) * 4 > len(nodes) * 3:  # gathering the changed rows costs less up to about there
                 rows = None
             else:
                 ok, fits_idle, score = self._dynamic(task, NodeView.of(nodes, dirty))
@@ -421,33 +421,32 @@ class Placer:
         if safe and self._nofit.get(task.shape) == self.nodes.freed and subset is None:
             return None  # nothing left since it last fitted nowhere: it still does not fit
         ok, fits_idle, score = self._all_rows(task)
-        if subset is None:
-            idx = np.arange(len(self.nodes))
-        else:
-            idx, ok, fits_idle, score = subset, ok[subset], fits_idle[subset], score[subset]
+        if subset is not None:
+            ok, fits_idle, score = ok[subset], fits_idle[subset], score[subset]
         if not ok.any():
             if safe and subset is None:
                 self._nofit[task.shape] = self.nodes.freed
             return None
-        group = fits_idle if fits_idle.any() else ok
-        cand = group.nonzero()[0]  # flatnonzero without its Python wrappers (1-D): a hot path
+        any_idle = fits_idle.any()
+        cand = (fits_idle if any_idle else ok).nonzero()[0]  # flatnonzero without its wrappers (1-D): hot
+        nodes = cand if subset is None else subset[cand]  # the candidates' node indices
         if len(cand) == 1:
-            return Choice(int(idx[cand[0]]), bool(fits_idle[cand[0]]))
-        batch = self._batch_scores(task, idx[cand])
-        cand_score = score[cand] if batch is None else score[cand] + batch
-        if (depth > 1 and fits_idle.any() and safe
+            return Choice(int(nodes[0]), bool(fits_idle[cand[0]]))
+        batch = self._batch_scores(task, nodes)
+        rows = score[cand]
+        cand_score = rows if batch is None else rows + batch
+        if (depth > 1 and any_idle and safe
                 and not self.nodes.releasing_tasks and not self.nodes.pipelined_tasks):
             terms = None if batch is None else self._group_terms(task)
             if batch is None or terms is not None:
-                lad = self._build_ladder(task, idx[cand], cand_score, min(depth, MAX_LADDER_DEPTH), key,
-                                         None if terms is None or terms.constant else terms, score[cand])
+                lad = self._build_ladder(task, nodes, cand_score, min(depth, MAX_LADDER_DEPTH), key,
+                                         None if terms is None or terms.constant else terms, rows)
                 node = lad.pick()
                 if node is not None:
                     self._ladder = lad
                     return Choice(node, True)
         best = int(np.argmax(cand_score))
-        c = cand[best]
-        return Choice(int(idx[c]), bool(fits_idle[c]))
+        return Choice(int(nodes[best]), bool(fits_idle[cand[best]]))
 
     def _reused_terms(self, lad: _Ladder | _TermLadder, task: TaskInfo) -> bool:
         """A term ladder continues for another task only if that task gets the same terms."""
@@ -517,8 +516,10 @@ class Placer:
             return depth
         nodes = self.nodes
         idle = nodes.allocatable[rows, idx] - nodes.used[rows, idx]
-        fit = np.min(np.floor((idle + EPS) / req), axis=0)
-        return int(min(depth, max(fit.max(), 1)))
+        idle += EPS
+        idle /= req
+        np.floor(idle, out=idle)
+        return int(min(depth, max(idle.min(axis=0).max(), 1)))
 
     def _static_checks(self, i: int, task: TaskInfo) -> list[tuple[str, np.ndarray]]:
         """Filter ``i``'s static checks of a shape, kept: topology allocate explains the same shapes
