@@ -44,3 +44,17 @@ def test_a_jobs_counts_equal_a_recount_after_any_moves(shapes: list[tuple[str, s
             (t.resreq for t in tasks if t.status == TaskStatus.PENDING), zero))
         np.testing.assert_array_equal(job.allocated, sum(
             (t.resreq for t in tasks if t.status & ALLOCATED_STATUS), zero))
+        np.testing.assert_array_equal(job.total_request, sum((t.resreq for t in tasks), zero))
+    # a pod deleted, then another one created: the requests follow the tasks the job holds
+    gone = tasks.pop(0)
+    job.remove_task(gone)
+    zero = np.zeros_like(job.allocated)
+    np.testing.assert_array_equal(job.total_request, sum((t.resreq for t in tasks), zero))
+    np.testing.assert_array_equal(job.pending_request, sum(
+        (t.resreq for t in tasks if t.status == TaskStatus.PENDING), zero))
+    gone.status = TaskStatus.PENDING
+    job.add_task(gone)
+    tasks.append(gone)
+    np.testing.assert_array_equal(job.total_request, sum((t.resreq for t in tasks), zero))
+    np.testing.assert_array_equal(job.pending_request, sum(
+        (t.resreq for t in tasks if t.status == TaskStatus.PENDING), zero))

@@ -136,10 +136,6 @@ class JobInfo:
     waiting: int = 0
     #: Σ resreq of tasks in ALLOCATED_STATUS.
     allocated: np.ndarray = field(init=False)
-    #: Σ resreq of all tasks (pending ones included).
-    total_request: np.ndarray = field(init=False)
-    #: Σ resreq of the Pending tasks.
-    pending_request: np.ndarray = field(init=False)
     #: Per-task fit errors of this session: task uid -> reason text.
     fit_errors: dict[str, str] = field(default_factory=dict)
     #: Why a queue refused the job's tasks this session (quota), for people.
@@ -152,6 +148,9 @@ class JobInfo:
     _min_total: int = -1
     #: count() answers until the next status change (sessions ask the same questions often).
     _counts: dict[int, int] = field(default_factory=dict)
+    #: ``total_request`` / ``pending_request`` until the next change (None: to be summed).
+    _total: np.ndarray | None = None
+    _pending: np.ndarray | None = None
     schedule_start: float = 0.0
     #: Neither network topology nor a subGroupPolicy (Volcano: not ``ContainsNetworkTopology()`` and
     #: not ``ContainsSubJobPolicy()``): all its pods are in one SubJob without topology. Both are
@@ -161,14 +160,36 @@ class JobInfo:
     def __post_init__(self) -> None:
         self.plain = self.network_topology is None and not (self.pod_group.get("spec") or {}).get("subGroupPolicy")
         self.allocated = self.resources.zeros()
-        self.total_request = self.resources.zeros()
-        self.pending_request = self.resources.zeros()
+
+    @property
+    def total_request(self) -> np.ndarray:
+        """Σ resreq of all tasks (pending ones included); read-only."""
+        if self._total is None:
+            self._total = self._sum(list(self.tasks.values()))
+        return self._total
+
+    @property
+    def pending_request(self) -> np.ndarray:
+        """Σ resreq of the Pending tasks; read-only.
+
+        Summed when asked (at a session's open), not kept per move like ``allocated``: a dry run's
+        snapshot and placements then skip an array update per pod. Requests are whole numbers
+        (milli-units, bytes), so the sum is exact in any order."""
+        if self._pending is None:
+            self._pending = self._sum([t for t in self.tasks.values() if t.status == TaskStatus.PENDING])
+        return self._pending
+
+    def _sum(self, tasks: list[TaskInfo]) -> np.ndarray:
+        if not tasks:
+            return self.resources.zeros()
+        total: np.ndarray = np.add.reduce([t.resreq for t in tasks], axis=0)
+        return total
 
     # --- task bookkeeping -------------------------------------------------------------------
     def add_task(self, task: TaskInfo) -> None:
         self.tasks[task.uid] = task
         self._count(task.status, 1, task)
-        self.total_request += task.resreq
+        self._total = None
         if task.status & ALLOCATED_STATUS:
             self.allocated += task.resreq
 
@@ -176,7 +197,7 @@ class JobInfo:
         if self.tasks.pop(task.uid, None) is None:
             return
         self._count(task.status, -1, task)
-        self.total_request -= task.resreq
+        self._total = None
         if task.status & ALLOCATED_STATUS:
             self.allocated -= task.resreq
         self.fit_errors.pop(task.uid, None)
@@ -191,10 +212,7 @@ class JobInfo:
     def _count(self, status: int, delta: int, task: TaskInfo) -> None:
         self._counts.clear()
         if status == TaskStatus.PENDING:
-            if delta > 0:
-                self.pending_request += task.resreq
-            else:
-                self.pending_request -= task.resreq
+            self._pending = None
         self.status_count[status] = self.status_count.get(status, 0) + delta
         roles = self.role_count.get(status)
         if roles is None:
@@ -226,7 +244,7 @@ class JobInfo:
             # a placement (once per pod in a session): both counts at once, as _count(old, -1) and
             # _count(status, 1) would move them
             self._counts.clear()
-            self.pending_request -= task.resreq
+            self._pending = None
             counts = self.status_count
             counts[old] -= 1
             counts[status] = counts.get(status, 0) + 1
