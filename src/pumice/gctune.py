@@ -14,7 +14,7 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
-__all__ = ["RARE", "few_collections", "no_collection_at_exit"]
+__all__ = ["RARE", "few_collections", "no_collection_at_exit", "no_collections"]
 
 #: Thresholds for code that builds and keeps many objects (gen0 allocations, gen1 and gen2 passes).
 RARE = (50_000, 50, 100)
@@ -29,6 +29,23 @@ def few_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
+
+
+@contextlib.contextmanager
+def no_collections() -> Iterator[None]:
+    """No cyclic collection inside the block, for a command that builds one large graph and prints what it
+    found (a dry run's passes over its objects took 0.12 s). On the way out what the block built moves to
+    the oldest generation at once (``freeze`` then ``unfreeze``), as surviving objects would have, instead of
+    the first young pass after the collector is switched back on walking all of it."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.freeze()
+            gc.unfreeze()
+            gc.enable()
 
 
 def no_collection_at_exit() -> None:

@@ -50,12 +50,12 @@ def schedule(
     """Run exactly one scheduling session on the objects in FILE and print its decisions."""
     from pumice.api.reader import file_size_limit
     from pumice.cli import schedule as schedule_cmd
-    from pumice.gctune import few_collections, no_collection_at_exit
+    from pumice.gctune import no_collection_at_exit, no_collections
 
     no_collection_at_exit()
     console = None if output == "json" else _console()  # rich's import is 20 ms of a dry run's start
     try:
-        with file_size_limit(max_file_size), few_collections():
+        with file_size_limit(max_file_size), no_collections():
             text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology, show_predicates)
     except schedule_cmd.UsageError as err:
         print(f"error: {err}", file=sys.stderr)

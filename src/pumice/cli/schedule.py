@@ -47,12 +47,15 @@ def read_objects(paths: list[Path]) -> list[dict[str, Any]]:
             read = load_dicts(path)
         except ManifestError as err:
             raise UsageError(str(err)) from None
+        known: set[tuple[str, str]] = set()  # (apiVersion, kind) pairs checked (read objects name both)
         for obj in read:
-            _check_version(path, obj)
+            pair = (obj["apiVersion"], obj["kind"])
+            if pair not in known:
+                _check_version(path, obj)
+                known.add(pair)
+            if pair == ("v1", "Pod"):  # what kube-apiserver does to a pod on create: requests defaulted from limits
+                default_pod(obj)
         objects.extend(read)
-    for obj in objects:  # what kube-apiserver does to a pod on create: requests defaulted from limits
-        if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
-            default_pod(obj)
     return objects
 
 
