@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from pumice.cli.lazy import LazyGroup
 from pumice.cli.limits import MaxFileSize
-
-if TYPE_CHECKING:
-    from rich.console import Console
 
 app = typer.Typer(
     name="pumice",
@@ -53,21 +50,15 @@ def schedule(
     from pumice.gctune import no_collection_at_exit, no_collections
 
     no_collection_at_exit()
-    console = None if output == "json" else _console()  # rich's import is 20 ms of a dry run's start
     try:
         with file_size_limit(max_file_size), no_collections():
-            text = schedule_cmd.run(file, config, output, show_scores, console, discover_topology, show_predicates)
+            text = schedule_cmd.run(file, config, output, show_scores, None, discover_topology, show_predicates)
     except schedule_cmd.UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         raise typer.Exit(2) from None
     if text is not None:
         sys.stdout.write(text + "\n")
 
-
-def _console() -> Console:
-    from rich.console import Console
-
-    return Console()
 
 
 # Further commands live in their own modules, listed in pumice.cli.lazy and imported when they run.

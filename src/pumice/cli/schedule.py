@@ -108,7 +108,22 @@ def render_json(outcome: SessionOutcome, scores: dict[str, dict[str, float]] | N
     return json.dumps(data, indent=2, sort_keys=False)
 
 
-def render_table(console: Console, outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None,
+class Messages:
+    """Rich-markup lines for people, printed through ``console``, or a Console made at the first one (Rich's
+    import is 20 ms of a dry run, and most runs print no message)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self._console = console
+
+    def print(self, text: str) -> None:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console()
+        self._console.print(text)
+
+
+def render_table(console: Messages, outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None,
                  predicates: dict[str, dict[str, str]] | None = None) -> None:
     """The decisions as kubectl-like tables, each under its title (messages go to ``console``)."""
     if outcome.binds:
@@ -165,12 +180,9 @@ def run(files: list[Path], config: Path | None, output: str, show_scores: bool, 
     outcome = run_session(objects, conf)
     if output == "json":
         return render_json(outcome, scores, predicates)
-    if console is None:
-        from rich.console import Console
-
-        console = Console()
+    messages = Messages(console)
     if expanded:
-        console.print(f"VolcanoJob(s) {', '.join(expanded)} expanded into their PodGroup and pods, "
-                      "as the job controller creates them once the PodGroup is admitted.")
-    render_table(console, outcome, scores, predicates)
+        messages.print(f"VolcanoJob(s) {', '.join(expanded)} expanded into their PodGroup and pods, "
+                       "as the job controller creates them once the PodGroup is admitted.")
+    render_table(messages, outcome, scores, predicates)
     return None

@@ -47,11 +47,8 @@ def plain_lines(headers: Sequence[str], cells: list[list[str]]) -> list[str] | N
         return None
     widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
     gap = " " * GAP
-
-    def line(row: Sequence[str]) -> str:
-        return gap.join([c.ljust(w) for c, w in zip(row, widths, strict=True)]).rstrip()
-
-    return [line(headers), *(line(row) for row in cells)]
+    # every row has len(headers) cells (print_table pads them): map() pairs them with the widths
+    return [gap.join(map(str.ljust, row, widths)).rstrip() for row in (headers, *cells)]
 
 
 def rich_lines(headers: Sequence[str], cells: list[list[str]], styled: bool = False) -> list[str]:
