@@ -462,13 +462,19 @@ class Placer:
         """``score``: full scores of the feasible nodes ``idx``; with ``terms``, ``rows`` holds
         their row scores (without the group terms)."""
         k = min(depth, len(idx))
-        top = np.arange(len(idx))
         if k < len(idx):
-            # top-k by score, ties to the lowest node index (idx is ascending)
-            thr = np.partition(score, len(score) - k)[len(score) - k]
-            above = (score > thr).nonzero()[0]
-            at = (score == thr).nonzero()[0][: k - len(above)]
-            top = np.sort(np.concatenate([above, at]))
+            # top-k by score, ties to the lowest node index (idx is ascending); most often k nodes
+            # tie at the best score (a fifth of the cost of the partition)
+            at_best = (score == score.max()).nonzero()[0]
+            if len(at_best) >= k:
+                top = at_best[:k]
+            else:
+                thr = np.partition(score, len(score) - k)[len(score) - k]
+                above = (score > thr).nonzero()[0]
+                at = (score == thr).nonzero()[0][: k - len(above)]
+                top = np.sort(np.concatenate([above, at]))
+        else:
+            top = np.arange(len(idx))
         if terms is not None and len(top) < len(idx):
             # Whole groups of the best nodes: their group terms rise together as replicas land,
             # so a node left out of such a group would soon stop the ladder (see _TermLadder).
