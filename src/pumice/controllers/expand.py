@@ -17,6 +17,8 @@ JOB_API = "batch.volcano.sh/v1alpha1"
 
 def expand_jobs(objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """(objects with every Job replaced by its PodGroup and pods, the keys of the Jobs expanded)."""
+    if not any(obj.get("kind") == "Job" and obj.get("apiVersion") == JOB_API for obj in objects):
+        return list(objects), []  # one pass (a large dry run has none)
     priorities = {
         (o.get("metadata") or {}).get("name", ""): int(o.get("value") or 0)
         for o in objects if o.get("kind") == "PriorityClass"
