@@ -18,6 +18,16 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+def run_request(tasks: list[TaskInfo]) -> np.ndarray:
+    """Σ resreq of ``tasks``, as adding them one by one would give: requests are whole milli-units and bytes
+    (exact in any order), and replicas usually share one request array."""
+    first = tasks[0].resreq
+    if all(t.resreq is first for t in tasks):
+        return first * len(tasks)
+    total: np.ndarray = np.add.reduce([t.resreq for t in tasks], axis=0)
+    return total
+
+
 class TaskStatus:
     """Volcano's task status bit flags (plain ints: enum flag arithmetic is slow on hot paths)."""
 
@@ -270,6 +280,27 @@ class JobInfo:
             self.allocated += task.resreq
         task.status = status
 
+    def placed_run(self, tasks: list[TaskInfo]) -> None:
+        """Count ``tasks``, Pending until a statement set them Allocated one after the other (a run of
+        replicas placed at once): the counts ``update_task_status`` would have moved for each."""
+        self._counts.clear()
+        self._pending = None
+        n = len(tasks)
+        counts = self.status_count
+        counts[TaskStatus.PENDING] -= n
+        counts[TaskStatus.ALLOCATED] = counts.get(TaskStatus.ALLOCATED, 0) + n
+        pending = self.role_count[TaskStatus.PENDING]
+        placed = self.role_count.get(TaskStatus.ALLOCATED)
+        if placed is None:
+            placed = self.role_count[TaskStatus.ALLOCATED] = {}
+        for task in tasks:
+            pending[task.role] -= 1
+            placed[task.role] = placed.get(task.role, 0) + 1
+            if task.best_effort:
+                self.pending_best_effort -= 1
+        self.ready += n
+        self.allocated += run_request(tasks)
+
     def finished(self) -> bool:
         """Completed and every pod done: nothing left for a session to decide or report."""
         if self.phase != "Completed":
@@ -337,6 +368,13 @@ class JobInfo:
 
     def _role_check_skipped(self) -> bool:
         return not self.min_task_member or self.min_available < self.task_min_available_total()
+
+    def placements_to_ready(self) -> int | None:
+        """How many more pending (not best-effort) tasks placed make ``is_ready() and check_task_ready()``
+        true; None when per-role minimums decide (which roles are placed matters, not how many)."""
+        if not self._role_check_skipped():
+            return None
+        return max(self.min_available - self.ready - self.pending_best_effort, 0)
 
     def check_task_valid(self) -> bool:
         return self._role_check_skipped() or not self._roles_below_min(self._role_counts(VALID_STATUS))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pumice.scheduler.framework.points import ALLOCATABLE, JOB_READY, PRE_PREDICATE
+from pumice.scheduler.framework.replica_run import place_run
 from pumice.scheduler.framework.statement import Statement
 from pumice.scheduler.model import QueueInfo, TaskInfo
 from pumice.scheduler.topology.subjobs import JobTopology, SubJob
@@ -67,7 +68,15 @@ def allocate_tasks(ssn: Session, jt: JobTopology, sj: SubJob, sheet: TaskSheet, 
     allocatable = ssn.callbacks(ALLOCATABLE)
     pre_predicate = ssn.callbacks(PRE_PREDICATE)
     ready = ssn.callbacks(JOB_READY)
+    # replicas a live ladder answers are placed a run at a time (replica_run.py), for a plain SubJob
+    hooks = ssn.run_hooks if track is None and not policy else None
     while not sheet.empty():
+        if hooks is not None and not job.fit_errors:
+            pick = placer.live_picks(sheet.tasks[sheet.next], subset)
+            if pick is not None and place_run(hooks, stmt, job, queue, sheet, pick):
+                if all_pass(ready, job):
+                    break
+                continue
         task = sheet.pop()
         if not all_pass(allocatable, queue, task):
             continue

@@ -406,14 +406,23 @@ class Placer:
         out: np.ndarray = score if batch is None else score + batch
         return out
 
+    def live_picks(self, task: TaskInfo, subset: np.ndarray | None = None) -> Callable[[], int | None] | None:
+        """The ladder's ``pick`` when the last ladder built answers ``task`` now (its shape and nodes, and no
+        change since but its own picks placed): each call the node ``best_node`` would give the next
+        replica, once the one before is placed; None: no ladder answers."""
+        lad = self._ladder
+        if (lad is not None and lad.shape is task.shape and lad.subset_key == (id(subset) if subset is not None else 0)
+                and lad.expected_changes == len(self.nodes.changes)
+                and (type(lad) is _Ladder or self._reused_terms(lad, task))):
+            return lad.pick
+        return None
+
     def best_node(self, task: TaskInfo, subset: np.ndarray | None = None, depth: int = 1) -> Choice | None:
         """The node Volcano's allocate would pick; ``depth`` = replicas of this shape still to place."""
         key = id(subset) if subset is not None else 0
-        lad = self._ladder
-        if (lad is not None and lad.shape is task.shape and lad.subset_key == key
-                and lad.expected_changes == len(self.nodes.changes)
-                and (type(lad) is _Ladder or self._reused_terms(lad, task))):
-            node = lad.pick()
+        pick = self.live_picks(task, subset)
+        if pick is not None:
+            node = pick()
             if node is not None:
                 return Choice(node, True)
         self._ladder = None

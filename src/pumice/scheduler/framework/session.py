@@ -54,6 +54,7 @@ from pumice.scheduler.snapshot import ClusterState, may_wait
 if TYPE_CHECKING:
     from pumice.scheduler.framework.placement import Placer
     from pumice.scheduler.framework.plugin import Plugin
+    from pumice.scheduler.framework.replica_run import RunHooks
     from pumice.scheduler.framework.statement import Statement
     from pumice.scheduler.framework.usage import OpeningSums
     from pumice.scheduler.topology.context import SearchRequest, TopologyContext
@@ -64,6 +65,7 @@ F = TypeVar("F")
 T = TypeVar("T")
 
 EventFn = Callable[[TaskInfo], None]
+RunEventFn = Callable[[list[TaskInfo]], None]
 #: What builds a plugin from its configured arguments (a plugin class).
 PluginFactory = Callable[[Arguments], "Plugin"]
 
@@ -106,6 +108,8 @@ class Session:
         self._fns: dict[Point[Any], dict[str, Any]] = {point: {} for point in POINTS}
         self._flat: dict[Point[Any], list[Any]] = {}
         self._event_handlers: list[tuple[EventFn | None, EventFn | None]] = []
+        #: Per allocate handler, its run version (or None).
+        self._run_handlers: list[RunEventFn | None] = []
         #: pods bound / evicted / pipelined by committed statements, in order.
         self.binds: dict[str, str] = {}
         #: Called with (pod key, node) as each bind is committed (Volcano dispatches binds on commit), or None.
@@ -129,6 +133,8 @@ class Session:
         self.topology: TopologyContext | None = None
         #: the placement engine (``placer``).
         self._placer: Placer | None = None
+        #: ``run_hooks`` once asked (False: not yet).
+        self._run_hooks: RunHooks | bool | None = False
         #: For the metrics: (plugin, "OnSessionOpen"/"OnSessionClose", seconds) of every plugin call, and
         #: the preempt action's attempts and the victims of its last successful one (Volcano's counters).
         self.plugin_seconds: list[tuple[str, str, float]] = []
@@ -199,6 +205,8 @@ class Session:
             fns.clear()
         self._flat.clear()
         self._event_handlers.clear()
+        self._run_handlers.clear()
+        self._run_hooks = False
         self.statements.clear()
         self.opening_sums = None
         self.topology = None
@@ -220,6 +228,17 @@ class Session:
             self._placer = Placer(self)
         return self._placer
 
+    @property
+    def run_hooks(self) -> RunHooks | None:
+        """What places a run of replicas at once, if this session's plugins allow it (``replica_run.py``);
+        asked once the plugins have registered."""
+        hooks = self._run_hooks
+        if hooks is False:
+            from pumice.scheduler.framework.replica_run import run_hooks
+
+            hooks = self._run_hooks = run_hooks(self)
+        return None if hooks is None or isinstance(hooks, bool) else hooks
+
     # --- registration ------------------------------------------------------------------------
     def add(self, point: Point[F], plugin: str, fn: F) -> None:
         """Register ``plugin``'s callback ``fn`` at ``point``."""
@@ -229,8 +248,24 @@ class Session:
         fns[plugin] = fn
         self._flat.clear()
 
-    def add_event_handler(self, allocate: EventFn | None = None, deallocate: EventFn | None = None) -> None:
+    def add_event_handler(self, allocate: EventFn | None = None, deallocate: EventFn | None = None,
+                          allocate_run: RunEventFn | None = None) -> None:
+        """``allocate_run``: optional, for speed: ``allocate`` for each of a run of one job's replicas placed at
+        once (the same state after it); without it no run is placed at once (see ``replica_run.py``)."""
         self._event_handlers.append((allocate, deallocate))
+        if allocate is not None:
+            self._run_handlers.append(allocate_run)
+
+    def fire_allocate_run(self, tasks: list[TaskInfo]) -> None:
+        """``fire_allocate`` for a run of one job's replicas placed at once (every handler offers it:
+        ``allocates_runs``)."""
+        for run in self._run_handlers:
+            if run is not None:
+                run(tasks)
+
+    def allocates_runs(self) -> bool:
+        """Whether every allocate event handler takes a run at once."""
+        return all(run is not None for run in self._run_handlers)
 
     def fire_allocate(self, task: TaskInfo) -> None:
         for alloc, _ in self._event_handlers:
@@ -269,7 +304,7 @@ class Session:
             return left.creation < right.creation
         return left.uid < right.uid
 
-    def _key_offers(self, point: Point[Any], capability: Any) -> list[Any] | None:
+    def offers(self, point: Point[Any], capability: Any) -> list[Any] | None:
         """The plugins of ``point``'s enabled callbacks, in order, if every one offers ``capability``
         (a runtime-checkable protocol)."""
         offers = []
@@ -284,7 +319,7 @@ class Session:
         """A sort key that orders tasks exactly as :meth:`task_order_cmp` does, for tasks that all
         have an index (the default order compares indices only when both tasks have one), if every
         enabled TaskOrderFn's plugin offers one (:class:`TaskOrderKey`), else None."""
-        offers = self._key_offers(TASK_ORDER, TaskOrderKey)
+        offers = self.offers(TASK_ORDER, TaskOrderKey)
         if offers is None:
             return None
         parts: list[Callable[[TaskInfo], Any]] = [plugin.task_order_key for plugin in offers]
@@ -297,7 +332,7 @@ class Session:
         """A sort key that orders jobs exactly as :meth:`job_order_less` does, if every enabled
         JobOrderFn's plugin offers one (:class:`JobOrderKey`), else None. A job's key may be None
         (its plugins cannot say now); a :class:`PriorityQueue` then falls back to the comparisons."""
-        offers = self._key_offers(JOB_ORDER, JobOrderKey)
+        offers = self.offers(JOB_ORDER, JobOrderKey)
         if offers is None:
             return None
         parts: list[Callable[[JobInfo], Any]] = [plugin.job_order_key for plugin in offers]

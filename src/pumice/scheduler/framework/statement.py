@@ -6,6 +6,7 @@ are recorded; ``commit`` turns them into binds and evictions, ``discard`` undoes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pumice.scheduler.model import TaskInfo, TaskStatus
@@ -33,6 +34,34 @@ class Statement:
     def pipeline(self, task: TaskInfo, node: int) -> None:
         self._place(task, node, TaskStatus.PIPELINED)
         self.operations.append((PIPELINE, task, node, TaskStatus.PENDING))
+
+    def allocate_run(self, tasks: list[TaskInfo], pick: Callable[[], int | None]) -> int:
+        """``allocate`` for replicas of one job in a row, each on the node ``pick()`` gives once the ones
+        before it are placed (a ladder extends from the rows placed so far), until it gives None; the job's
+        counts and the plugins' event handlers then take the run at once. The number placed."""
+        ssn = self.ssn
+        nodes = ssn.nodes
+        names = nodes.names
+        operations = self.operations
+        placed = 0
+        for task in tasks:
+            node = pick()
+            if node is None:
+                break
+            task.status = TaskStatus.ALLOCATED  # counted with the run below
+            task.node = node
+            task.node_name = names[node]
+            nodes.add_task(node, task)
+            operations.append((ALLOCATE, task, node, TaskStatus.PENDING))
+            placed += 1
+        if placed:
+            run = tasks[:placed]
+            job = run[0].job
+            assert job is not None
+            ssn.touch(job)
+            job.placed_run(run)
+            ssn.fire_allocate_run(run)
+        return placed
 
     def evict(self, task: TaskInfo, reason: str) -> None:
         ssn = self.ssn

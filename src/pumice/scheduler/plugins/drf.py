@@ -9,7 +9,7 @@ import numpy as np
 from pumice.scheduler.framework.plugin import Plugin
 from pumice.scheduler.framework.points import JOB_ORDER, PERMIT, PREEMPTABLE, QUEUE_ORDER, RECLAIMABLE
 from pumice.scheduler.framework.session import Session
-from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
+from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo, run_request
 from pumice.scheduler.plugins.drf_hierarchy import HierarchyTree
 from pumice.scheduler.resources import SharesOf
 
@@ -31,7 +31,7 @@ class DrfPlugin(Plugin):
         self.shares: dict[str, float] = {}
         ssn.add(JOB_ORDER, self.name, self.job_order)
         ssn.add(PREEMPTABLE, self.name, self.preemptable)
-        ssn.add_event_handler(self.on_allocate, self.on_deallocate)
+        ssn.add_event_handler(self.on_allocate, self.on_deallocate, self.on_allocate_run)
         opt = ssn.conf.plugin(self.name)
         self.tree: HierarchyTree | None = None
         if opt is not None and opt.flags.get("enableHierarchy"):
@@ -130,6 +130,17 @@ class DrfPlugin(Plugin):
             self.shares.pop(task.job.uid, None)
             if self.tree is not None and task.job.uid in self.tree.leaves:
                 self.tree.changed(task.resreq)
+
+    def on_allocate_run(self, tasks: list[TaskInfo]) -> None:
+        """``on_allocate`` for each of a run of one job's replicas (sums of whole units: exact at once)."""
+        job = tasks[0].job
+        if job is not None and job.uid in self.ssn.jobs:
+            if self.tree is not None and job.uid in self.tree.leaves:
+                for task in tasks:
+                    self.on_allocate(task)
+                return
+            self._allocated(job)[...] += run_request(tasks)
+            self.shares.pop(job.uid, None)
 
     def on_deallocate(self, task: TaskInfo) -> None:
         if task.job is not None and task.job.uid in self.ssn.jobs:

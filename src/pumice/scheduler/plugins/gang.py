@@ -89,6 +89,10 @@ class GangPlugin(Plugin):
     def ready(self, job: JobInfo) -> bool:
         return job.check_task_ready() and job.is_ready()
 
+    def placements_to_ready(self, job: JobInfo) -> int | None:
+        """``ReadyRun``: ``ready`` turns true after this many more placements."""
+        return job.placements_to_ready()
+
     def pipelined(self, job: JobInfo) -> int:
         return PERMIT if job.check_task_pipelined() and job.is_pipelined() else REJECT
 

@@ -22,7 +22,7 @@ from pumice.scheduler.framework.points import (
 )
 from pumice.scheduler.framework.session import Session
 from pumice.scheduler.framework.usage import opening_usage
-from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo
+from pumice.scheduler.model import JobInfo, QueueInfo, TaskInfo, run_request
 from pumice.scheduler.resources import EPS, ResourceSpace, fits_requested, less_equal, share
 
 #: pumice's argument (not Volcano's): enqueue admits by weighted share, see ``admission_order``.
@@ -110,7 +110,7 @@ class ProportionPlugin(Plugin):
         ssn.add(PREEMPTIVE, self.name, self.preemptive)
         ssn.add(JOB_ENQUEUEABLE, self.name, self.enqueueable)
         ssn.add(JOB_ENQUEUED, self.name, self.enqueued)
-        ssn.add_event_handler(self.on_allocate, self.on_deallocate)
+        ssn.add_event_handler(self.on_allocate, self.on_deallocate, self.on_allocate_run)
 
     def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
         """Higher priority first, then the lower share of deserved."""
@@ -258,6 +258,41 @@ class ProportionPlugin(Plugin):
             if attr.room is not None:
                 for d, r in task.requested:
                     attr.room[d] -= r
+
+    def on_allocate_run(self, tasks: list[TaskInfo]) -> None:
+        """``on_allocate`` for each of a run of one job's replicas: the allocation at once (whole units), the
+        room as each replica would leave it."""
+        job = tasks[0].job
+        if job is not None and job.queue in self.attrs:
+            attr = self.attrs[job.queue]
+            attr.allocated += run_request(tasks)
+            attr.stale = True
+            room = attr.room
+            if room is not None:
+                for task in tasks:
+                    for d, r in task.requested:
+                        room[d] -= r
+
+    def allocatable_run(self, queue: QueueInfo, task: TaskInfo, n: int) -> int | None:
+        """``AllocatableRun``: replicas like ``task`` admitted in a row, each checked against the room the ones
+        before it leave (as ``allocatable`` then ``on_allocate`` would); the first refusal is left to
+        ``allocatable`` (its reasons)."""
+        if queue.state != "Open" or self.ssn.overflowing:
+            return None
+        attr = self.attrs.get(queue.name)
+        if attr is None:
+            return n
+        room = attr.room
+        if room is None:
+            room = attr.room = (attr.deserved - attr.allocated).tolist()
+        left = {d: room[d] for d, _ in task.requested}
+        for admitted in range(n):
+            for d, r in task.requested:
+                if not r - left[d] < EPS:
+                    return admitted
+            for d, r in task.requested:
+                left[d] -= r
+        return n
 
     def on_deallocate(self, task: TaskInfo) -> None:
         if task.job is not None and task.job.queue in self.attrs:

@@ -39,6 +39,22 @@ class TaskSheet:
     def empty(self) -> bool:
         return self.next >= len(self.tasks)
 
+    def head_run(self, limit: int) -> list[TaskInfo]:
+        """The next tasks (at most ``limit``, without taking them) that share the next one's shape."""
+        tasks, start = self.tasks, self.next
+        end = min(len(tasks), start + limit)
+        shape = tasks[start].shape
+        stop = start + 1
+        while stop < end and tasks[stop].shape is shape:
+            stop += 1
+        return tasks[start:stop]
+
+    def skip(self, n: int) -> None:
+        """Take the next ``n`` tasks (of one shape: a run placed at once)."""
+        if n:
+            self.shapes[self.tasks[self.next].shape] -= n
+            self.next += n
+
     def clone(self) -> TaskSheet:
         return TaskSheet(self.tasks, Counter(self.shapes), self.next)
 
