@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pumice.scheduler import build_cluster_state, default_conf, load_conf, run_session
+from pumice.scheduler.conf import DEFAULT_CONF
 from tests.builders import node, pod, podgroup, queue
 
 QUEUES = (("default", 1), ("gold", 3), ("small", 1))
@@ -45,21 +46,10 @@ def cluster(draw: st.DrawFn) -> list[dict[str, Any]]:
     return objs
 
 
-#: The default, and with capacity instead of proportion (its AllocatableFn offers no run: one by one).
-CONFS = (default_conf(), load_conf("""
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: capacity
-  - name: nodeorder
-  - name: binpack
-"""))
+#: pumice's default, Volcano's shipped configuration, and that with capacity instead of proportion (whose
+#: AllocatableFn offers no run: one by one).
+CONFS = (default_conf(), load_conf(DEFAULT_CONF),
+         load_conf(DEFAULT_CONF.replace("  - name: proportion\n", "  - name: capacity\n")))
 
 
 def outcome(objs: list[dict[str, Any]], conf: Any) -> tuple[Any, ...]:
