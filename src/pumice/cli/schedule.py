@@ -123,13 +123,13 @@ class Messages:
         self._console.print(text)
 
 
-def render_table(console: Messages, outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None,
+def render_table(messages: Messages, outcome: SessionOutcome, scores: dict[str, dict[str, float]] | None,
                  predicates: dict[str, dict[str, str]] | None = None) -> None:
-    """The decisions as kubectl-like tables, each under its title (messages go to ``console``)."""
+    """The decisions as kubectl-like tables, each under its title (lines for people go to ``messages``)."""
     if outcome.binds:
         print_table(["POD", "NODE"], list(outcome.binds.items()), title=f"Binds ({len(outcome.binds)})")
     else:
-        console.print("No pod was bound in this session.")
+        messages.print("No pod was bound in this session.")
     if outcome.evictions:
         print_table(["POD"], [[pod] for pod in outcome.evictions], title=f"Evictions ({len(outcome.evictions)})")
     if outcome.pipelined:
@@ -141,7 +141,7 @@ def render_table(console: Messages, outcome: SessionOutcome, scores: dict[str, d
                         *([job.hypernode or "-"] if with_hypernodes else []), job.reason or "-"]
                        for job in outcome.jobs], title="Jobs (PodGroups)")
     if outcome.orphan_pods:
-        console.print(f"[yellow]{len(outcome.orphan_pods)} pending pod(s) name no PodGroup and were not "
+        messages.print(f"[yellow]{len(outcome.orphan_pods)} pending pod(s) name no PodGroup and were not "
                       f"considered (Volcano schedules pods through their PodGroup): "
                       f"{', '.join(outcome.orphan_pods[:5])}{' ...' if len(outcome.orphan_pods) > 5 else ''}")
     if scores:
