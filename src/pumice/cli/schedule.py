@@ -142,8 +142,8 @@ def render_table(messages: Messages, outcome: SessionOutcome, scores: dict[str, 
                        for job in outcome.jobs], title="Jobs (PodGroups)")
     if outcome.orphan_pods:
         messages.print(f"[yellow]{len(outcome.orphan_pods)} pending pod(s) name no PodGroup and were not "
-                      f"considered (Volcano schedules pods through their PodGroup): "
-                      f"{', '.join(outcome.orphan_pods[:5])}{' ...' if len(outcome.orphan_pods) > 5 else ''}")
+                       f"considered (Volcano schedules pods through their PodGroup): "
+                       f"{', '.join(outcome.orphan_pods[:5])}{' ...' if len(outcome.orphan_pods) > 5 else ''}")
     if scores:
         nodes = sorted({n for s in scores.values() for n in s})
         print_table(["POD", *nodes], [[pod, *(f"{per_node.get(n, 0):g}" for n in nodes)]
