@@ -190,10 +190,7 @@ class JobInfo:
         return self._pending
 
     def _sum(self, tasks: list[TaskInfo]) -> np.ndarray:
-        if not tasks:
-            return self.resources.zeros()
-        total: np.ndarray = np.add.reduce([t.resreq for t in tasks], axis=0)
-        return total
+        return run_request(tasks) if tasks else self.resources.zeros()
 
     # --- task bookkeeping -------------------------------------------------------------------
     def add_task(self, task: TaskInfo) -> None:

@@ -72,7 +72,7 @@ def allocate_tasks(ssn: Session, jt: JobTopology, sj: SubJob, sheet: TaskSheet, 
     hooks = ssn.run_hooks if track is None and not policy else None
     while not sheet.empty():
         if hooks is not None and not job.fit_errors:
-            pick = placer.live_picks(sheet.tasks[sheet.next], subset)
+            pick = placer.live_picks(sheet.peek(), subset)
             if pick is not None and place_run(hooks, stmt, job, queue, sheet, pick):
                 if all_pass(ready, job):
                     break

@@ -71,23 +71,24 @@ def place_run(hooks: RunHooks, stmt: Statement, job: JobInfo, queue: QueueInfo, 
     """Place the tasks at the head of ``sheet`` that share the first one's shape — as many as the queue admits
     in a row and the job needs to be ready — each on the node ``pick()`` gives; the number placed (taken from
     the sheet). 0: none, the one-by-one walk takes the next task."""
-    need = len(sheet.tasks) - sheet.next
+    n = sheet.left()
     for plugin in hooks.ready:
         more = plugin.placements_to_ready(job)
         if more is None:
             return 0
-        need = min(need, more)
-    if need <= 0:
-        return 0
-    tasks = sheet.head_run(need)
-    n = len(tasks)
+        n = min(n, more)
+    # the queue first: once it refuses, each task left is refused one by one, and gathering the run for
+    # each of them would walk the sheet again and again
+    first = sheet.peek()
     for allocatable in hooks.allocatable:
-        admitted = allocatable.allocatable_run(queue, tasks[0], n)
+        if n <= 0:
+            return 0
+        admitted = allocatable.allocatable_run(queue, first, n)
         if admitted is None:
             return 0
         n = min(n, admitted)
     if n <= 0:
         return 0
-    placed = stmt.allocate_run(tasks[:n], pick)
+    placed = stmt.allocate_run(sheet.head_run(n), pick)
     sheet.skip(placed)
     return placed

@@ -57,6 +57,14 @@ class QueueAttr:
         return self.share
 
 
+def _room(attr: QueueAttr) -> list[float]:
+    """deserved - allocated as plain floats (one list lookup per requested resource), made at the first
+    admission check of a session and kept by the event handlers."""
+    if attr.room is None:
+        attr.room = (attr.deserved - attr.allocated).tolist()
+    return attr.room
+
+
 def capability_vector(space: ResourceSpace, capability: dict[str, Any] | None) -> np.ndarray:
     """A queue capability: missing dimensions (and cpu/memory <= 0) are unlimited."""
     if capability is None:
@@ -196,10 +204,7 @@ class ProportionPlugin(Plugin):
             return True
         if self.ssn.overflowing:  # beyond deserved, never beyond the queue's real capability
             return fits_requested(attr.allocated + task.resreq, attr.real_capability, task.resreq)
-        # room = deserved - allocated as plain floats: one list lookup per requested resource
-        room = attr.room
-        if room is None:
-            room = attr.room = (attr.deserved - attr.allocated).tolist()
+        room = _room(attr)
         ok = True
         for d, r in task.requested:  # all(...) without a generator: once per placement
             if not r - room[d] < EPS:
@@ -282,9 +287,7 @@ class ProportionPlugin(Plugin):
         attr = self.attrs.get(queue.name)
         if attr is None:
             return n
-        room = attr.room
-        if room is None:
-            room = attr.room = (attr.deserved - attr.allocated).tolist()
+        room = _room(attr)
         left = {d: room[d] for d, _ in task.requested}
         for admitted in range(n):
             for d, r in task.requested:

@@ -39,6 +39,13 @@ class TaskSheet:
     def empty(self) -> bool:
         return self.next >= len(self.tasks)
 
+    def peek(self) -> TaskInfo:
+        """The next task, not taken."""
+        return self.tasks[self.next]
+
+    def left(self) -> int:
+        return len(self.tasks) - self.next
+
     def head_run(self, limit: int) -> list[TaskInfo]:
         """The next tasks (at most ``limit``, without taking them) that share the next one's shape."""
         tasks, start = self.tasks, self.next
